@@ -1,0 +1,178 @@
+"""Heading sections packed into chunks, with original line numbers; the text each chunk embeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ragdown.documents.frontmatter import read_front_matter, read_title
+from ragdown.documents.lines import HEADING_RE, FenceTracker, split_lines
+
+# Bump whenever chunk boundaries or the embedded text change: a bump forces a rebuild.
+CHUNKER_VERSION = 2
+BREADCRUMB_SEPARATOR = " › "
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One heading-scoped piece of a document. Lines are 1-based, inclusive, in the original file."""
+
+    index: int
+    title: str
+    heading: str
+    text: str
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True)
+class _Piece:
+    text: str
+    line_start: int
+    line_end: int
+
+
+@dataclass
+class _Section:
+    heading: str
+    lines: list[str]
+    line_start: int
+
+
+def file_stem(path: str) -> str:
+    """The file name without its extension: the title of a document with no other."""
+    return PurePosixPath(path.replace("\\", "/")).stem
+
+
+def chunk_markdown(source: str, path: str, max_chars: int) -> list[Chunk]:
+    """Split a document into heading-scoped chunks of at most `max_chars` characters each."""
+    return chunk_lines(split_lines(source), path, max_chars)
+
+
+def chunk_lines(lines: list[str], path: str, max_chars: int) -> list[Chunk]:
+    front = read_front_matter(lines)
+    sections: list[_Section] = []
+    stack: list[str] = []
+    current = _Section("", [], front.body_start + 1)
+    fence = FenceTracker()
+    first_h1: str | None = None
+    for i in range(front.body_start, len(lines)):
+        line = lines[i]
+        fence.feed(line)
+        heading = None if fence.open else HEADING_RE.match(line)
+        if heading is None:
+            current.lines.append(line)
+            continue
+        sections.append(current)
+        level, name = len(heading.group(1)), heading.group(2)
+        if level == 1 and first_h1 is None:
+            first_h1 = name
+        del stack[level - 1 :]
+        stack.extend([""] * (level - 1 - len(stack)))
+        stack.append(name)
+        current = _Section(BREADCRUMB_SEPARATOR.join(s for s in stack if s), [], i + 2)
+    sections.append(current)
+
+    title = read_title(front.front) or first_h1 or file_stem(path)
+    chunks: list[Chunk] = []
+    for section in sections:
+        for piece in _pack_section(section, max_chars):
+            chunks.append(
+                Chunk(len(chunks), title, section.heading, piece.text, piece.line_start, piece.line_end)
+            )
+    if not chunks:
+        # Headings only, or empty: still one chunk, so the file is known to the index and findable.
+        body = "\n".join(lines[front.body_start :]).strip()
+        first = front.body_start + 1
+        chunks.append(Chunk(0, title, "", body or title, first, max(first, len(lines))))
+    return chunks
+
+
+def _paragraphs(section: _Section) -> list[_Piece]:
+    """Runs of lines between blank lines; a fenced block is one paragraph, blank lines and all."""
+    out: list[_Piece] = []
+    buffer: list[str] = []
+    buffer_start = 0
+    fence = FenceTracker()
+
+    def flush(end: int) -> None:
+        if any(line.strip() for line in buffer):
+            out.append(
+                _Piece("\n".join(buffer), section.line_start + buffer_start, section.line_start + end - 1)
+            )
+        buffer.clear()
+
+    for i, line in enumerate(section.lines):
+        fence.feed(line)
+        if not line.strip() and not fence.open:
+            flush(i)
+            buffer_start = i + 1
+            continue
+        if not buffer:
+            buffer_start = i
+        buffer.append(line)
+    flush(len(section.lines))
+    return out
+
+
+def _hard_split(paragraph: _Piece, max_chars: int) -> list[_Piece]:
+    """Cut a paragraph longer than `max_chars` at line boundaries, and a single huge line by length."""
+    if len(paragraph.text) <= max_chars:
+        return [paragraph]
+    out: list[_Piece] = []
+    text = ""
+    start = paragraph.line_start
+    for offset, line in enumerate(paragraph.text.split("\n")):
+        line_no = paragraph.line_start + offset
+        if text and len(text) + 1 + len(line) > max_chars:
+            out.append(_Piece(text, start, line_no - 1))
+            text = ""
+        if not text:
+            start = line_no
+        rest = line
+        while len(text) + len(rest) > max_chars:
+            room = max_chars - len(text)
+            out.append(_Piece(text + rest[:room], start, line_no))
+            text, start, rest = "", line_no, rest[room:]
+        text = f"{text}\n{rest}" if text else rest
+    if text:
+        out.append(_Piece(text, start, paragraph.line_end))
+    return out
+
+
+def _pack_section(section: _Section, max_chars: int) -> list[_Piece]:
+    """Greedily join pieces with a blank line while the chunk stays within `max_chars`."""
+    packed: list[_Piece] = []
+    open_piece: _Piece | None = None
+    for paragraph in _paragraphs(section):
+        for piece in _hard_split(paragraph, max_chars):
+            if open_piece is not None and len(open_piece.text) + 2 + len(piece.text) <= max_chars:
+                open_piece = _Piece(f"{open_piece.text}\n\n{piece.text}", open_piece.line_start, piece.line_end)
+            else:
+                if open_piece is not None:
+                    packed.append(open_piece)
+                open_piece = piece
+    if open_piece is not None:
+        packed.append(open_piece)
+    return packed
+
+
+def breadcrumb(title: str, heading: str) -> str:
+    """Title and heading path as one line, without repeating a heading path that starts with the title."""
+    if not heading or heading == title:
+        return title
+    prefix = title + BREADCRUMB_SEPARATOR
+    return heading if heading.startswith(prefix) else prefix + heading
+
+
+def embedding_text(title: str, heading: str, text: str) -> str:
+    """The only text the embedder sees: the breadcrumb, a blank line, the chunk."""
+    return f"{breadcrumb(title, heading)}\n\n{text}"
+
+
+def search_text(chunk: Chunk, aliases: list[str]) -> str:
+    """What BM25 indexes: the embedded text, plus the aliases on chunk 0 only."""
+    text = embedding_text(chunk.title, chunk.heading, chunk.text)
+    if chunk.index == 0 and aliases:
+        text += "\n\n" + "\n".join(aliases)
+    return text

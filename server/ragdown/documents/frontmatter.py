@@ -1,0 +1,101 @@
+"""Front matter as line rules, deliberately not a YAML parser: keys match at column 0 only."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+_CLOSE_RE = re.compile(r"^(---|\.\.\.)\s*$")
+_TITLE_RE = re.compile(r"^title:\s*(.+?)\s*$")
+_BLOCK_ITEM_RE = re.compile(r"^\s*-\s*(.+?)\s*$")
+_BLOCK_SCALAR_RE = re.compile(r"^[>|][+-]?$")
+_UNQUOTE_RE = re.compile(r"^([\"'])(.*)\1$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """The lines between the markers, and where the body starts (0-based index into the lines)."""
+
+    front: list[str] = field(default_factory=list)
+    body_start: int = 0
+
+
+def unquote(value: str) -> str:
+    """Remove one pair of matching surrounding quotes, if there is one."""
+    match = _UNQUOTE_RE.match(value)
+    return match.group(2) if match else value
+
+
+def read_front_matter(lines: list[str]) -> FrontMatter:
+    if not lines or lines[0].strip() != "---":
+        return FrontMatter()
+    for i in range(1, len(lines)):
+        if _CLOSE_RE.match(lines[i]):
+            return FrontMatter(front=lines[1:i], body_start=i + 1)
+    return FrontMatter()
+
+
+def read_title(front: list[str]) -> str | None:
+    """The last `title:` line wins."""
+    title: str | None = None
+    for line in front:
+        match = _TITLE_RE.match(line)
+        if match:
+            title = unquote(match.group(1))
+    return title
+
+
+@cache
+def _key_re(key: str, scalar: bool) -> re.Pattern[str]:
+    return re.compile(rf"^{re.escape(key)}:\s*(.+?)\s*$" if scalar else rf"^{re.escape(key)}:\s*(.*)$")
+
+
+def read_list(front: list[str], key: str, split: re.Pattern[str] | None = None) -> list[str]:
+    """`key: [a, "b"]`, a block of `- a` lines, or a scalar (one item unless `split` cuts it)."""
+    out: list[str] = []
+    pattern = _key_re(key, False)
+    i = 0
+    while i < len(front):
+        match = pattern.match(front[i])
+        if match:
+            inline = match.group(1).strip()
+            if inline.startswith("["):
+                body = re.sub(r"]\s*$", "", inline[1:])
+                out.extend(v for v in (unquote(item.strip()) for item in body.split(",")) if v)
+            elif inline:
+                value = unquote(inline)
+                if split is None:
+                    out.append(value)
+                else:
+                    out.extend(v for v in (unquote(p.strip()) for p in split.split(value)) if v)
+            else:
+                j = i + 1
+                while j < len(front):
+                    item = _BLOCK_ITEM_RE.match(front[j])
+                    if not item:
+                        break
+                    out.append(unquote(item.group(1)))
+                    i = j
+                    j += 1
+        i += 1
+    return out
+
+
+def read_scalar(front: list[str], key: str) -> str:
+    """The first `key:` value, unquoted; a block scalar (`>` or `|`) joined into one line; "" if absent."""
+    pattern = _key_re(key, True)
+    for i, line in enumerate(front):
+        match = pattern.match(line)
+        if not match:
+            continue
+        value = match.group(1)
+        if not _BLOCK_SCALAR_RE.match(value):
+            return unquote(value)
+        block: list[str] = []
+        for following in front[i + 1 :]:
+            if following.strip() and not following[:1].isspace():
+                break
+            block.append(following.strip())
+        return " ".join(part for part in block if part)
+    return ""

@@ -1,0 +1,39 @@
+"""Line splitting and the fence rule shared by the chunker, the tag scanner and link finding."""
+
+from __future__ import annotations
+
+import re
+
+FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_NEWLINES_RE = re.compile(r"\r\n?")
+
+
+def split_lines(text: str) -> list[str]:
+    """Normalise CRLF and lone CR to LF, then split. A trailing newline makes an empty last line."""
+    return _NEWLINES_RE.sub("\n", text).split("\n")
+
+
+class FenceTracker:
+    """Follows fenced code blocks line by line (``` or ~~~, closed by the same character, as long)."""
+
+    __slots__ = ("marker",)
+
+    def __init__(self) -> None:
+        self.marker: str | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.marker is not None
+
+    def feed(self, line: str) -> bool:
+        """Update the state with one line; True when the line is itself a fence line."""
+        match = FENCE_RE.match(line)
+        if not match:
+            return False
+        marker = match.group(1)
+        if self.marker is None:
+            self.marker = marker
+        elif marker[0] == self.marker[0] and len(marker) >= len(self.marker):
+            self.marker = None
+        return True

@@ -1,0 +1,42 @@
+"""Tags: front matter `tags` and inline `#tags` outside code, normalised and nested with `/`.
+
+Python's `\\w` (letters, digits and underscore, Unicode-aware) stands in for `[\\p{L}\\p{N}_]`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragdown.documents.lines import FenceTracker
+
+_TAG_BODY_RE = re.compile(r"^[\w\-/]+$")
+_INLINE_CODE_RE = re.compile(r"(`+)[^`]*?\1")
+_INLINE_TAG_RE = re.compile(r"(?:^|\s)#([\w\-/]+)")
+_INDENTED_CODE_RE = re.compile(r"^( {4}|\t)")
+FRONT_MATTER_SPLIT = re.compile(r"[\s,]+")
+
+
+def normalise_tag(raw: str) -> str | None:
+    """`#Infra/DB/` → `infra/db`; None for what is not a tag (empty, punctuation, digits only)."""
+    tag = re.sub(r"/+$", "", re.sub(r"^#+", "", raw.strip())).lower()
+    if not tag or not _TAG_BODY_RE.match(tag) or all(c == "/" or c.isnumeric() for c in tag):
+        return None
+    return tag
+
+
+def inline_tags(lines: list[str], body_start: int) -> list[str]:
+    """Candidate tags in the body: not in fences, indented code or inline code spans."""
+    found: list[str] = []
+    fence = FenceTracker()
+    for line in lines[body_start:]:
+        if fence.feed(line) or fence.open or _INDENTED_CODE_RE.match(line):
+            continue
+        prose = _INLINE_CODE_RE.sub(" ", line)
+        found.extend(match.group(1) for match in _INLINE_TAG_RE.finditer(prose))
+    return found
+
+
+def collect_tags(front_tags: list[str], lines: list[str], body_start: int) -> list[str]:
+    """The sorted, de-duplicated union of front matter and inline tags."""
+    tags = {t for t in (normalise_tag(raw) for raw in [*front_tags, *inline_tags(lines, body_start)]) if t}
+    return sorted(tags)

@@ -1,0 +1,55 @@
+"""The embedder interface every model implements, and the settings that follow from the model."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+EmbedKind = Literal["query", "document"]
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbedderError(RuntimeError):
+    """A model that cannot be loaded or an endpoint that cannot embed; the message says what to do."""
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length float32 vectors.
+
+    `name` is what the index records in meta.json: an index built by one name is never searched
+    with another. `max_chars` is the chunk size that fits the model's token window, `min_score` the
+    hook's default cosine gate, and `unrelated` the best cosine an off-topic prompt reaches (the hook
+    warns when `min_score` is at or below it).
+    """
+
+    name: str
+    dim: int
+    max_chars: int = 1500
+    min_score: float = 0.5
+    unrelated: float = 0.3
+
+    @abstractmethod
+    def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:
+        """Embed `texts` as queries or documents; returns shape (len(texts), dim), rows of unit length."""
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.embed([text], "query")[0]
+
+    @property
+    def model_sha256(self) -> str:
+        """SHA-256 of the weights actually run, recorded in meta.json ("" when not a local file)."""
+        return ""
+
+    def close(self) -> None:  # noqa: B027 - optional hook: most embedders hold nothing to release
+        """Release connections or sessions."""
+
+
+def normalise_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
+    """L2-normalise each row; an all-zero row stays zero rather than becoming NaN."""
+    out = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms

@@ -1,0 +1,29 @@
+"""Model files checked against pinned SHA-256 digests before anything loads them."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ragdown.indexing.embedders.base import EmbedderError
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, expected_sha256: str, what: str) -> Path:
+    """Return `path` if its SHA-256 is the pinned one; refuse a missing or changed file."""
+    if not path.is_file():
+        raise EmbedderError(f"{what} is missing: {path} does not exist")
+    actual = sha256_file(path)
+    if actual != expected_sha256:
+        raise EmbedderError(
+            f"{what} at {path} does not match its pinned SHA-256 (expected {expected_sha256}, "
+            f"found {actual}); reinstall it or delete the file so it is fetched again"
+        )
+    return path
