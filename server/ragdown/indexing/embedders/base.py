@@ -36,7 +36,7 @@ class Embedder(ABC):
         """Embed `texts` as queries or documents; returns shape (len(texts), dim), rows of unit length."""
 
     def embed_query(self, text: str) -> Vectors:
-        return self.embed([text], "query")[0]
+        return np.asarray(self.embed([text], "query")[0], dtype=np.float32)
 
     @property
     def model_sha256(self) -> str:
@@ -52,4 +52,5 @@ def normalise_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
     out = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return out / norms
+    normalised: Vectors = out / norms
+    return normalised

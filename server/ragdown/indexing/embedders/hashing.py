@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import numpy as np
@@ -32,7 +33,7 @@ class HashEmbedder(Embedder):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = _WORD_RE.findall(text.lower())
-            for feature in [*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))]:
+            for feature in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
                 index, sign = self._bucket(feature)
                 out[row, index] += sign
             if not words:

@@ -1,0 +1,182 @@
+"""The `ragdown` command: `index` and `search` a folder (the server commands come with the server)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from ragdown import __version__
+from ragdown.engine import Engine, FolderNotFoundError, check_docs_dir, recorded_embedder
+from ragdown.folders.settings import ServerSettings, default_data_dir
+from ragdown.indexing.embedders import EmbedderError
+from ragdown.indexing.store import IndexNotReadyError
+from ragdown.indexing.sync import SyncProgress, SyncReport
+from ragdown.search.filters import FilterError, SearchFilters
+from ragdown.search.hybrid import Hit
+
+REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "ms", "failed")
+HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
+MAX_TOP_K = 100
+
+
+class CliError(Exception):
+    """A refusal to print as one line on stderr, exiting 2."""
+
+
+class ProgressBar:
+    """Files and chunks per second on stderr, once a sync has run for more than a second."""
+
+    def __init__(self, stream: TextIO = sys.stderr, delay_s: float = 1.0) -> None:
+        self.stream = stream
+        self.delay_s = delay_s
+        self.tty = stream.isatty()
+        self.last_line = 0.0
+        self.shown = False
+
+    def __call__(self, progress: SyncProgress) -> None:
+        elapsed = max(progress.elapsed_s, 1e-9)
+        if elapsed < self.delay_s:
+            return
+        now = time.monotonic()
+        if not self.tty and now - self.last_line < 5.0:
+            return
+        self.last_line = now
+        total = max(progress.files_total, 1)
+        width = 30
+        filled = round(width * progress.files_done / total)
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {progress.files_done}/{progress.files_total} files"
+            f" · {progress.files_done / elapsed:.0f} files/s · {progress.chunks / elapsed:.0f} chunks/s"
+        )
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def report_json(report: SyncReport) -> dict[str, Any]:
+    data = report.model_dump()
+    return {key: data[key] for key in REPORT_KEYS}
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {key: getattr(hit, key) for key in HIT_KEYS}
+
+
+def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
+    docs = check_docs_dir(Path(args.docs))
+    data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
+    wanted = args.embedder or settings.embedder
+    before = recorded_embedder(data_dir)
+    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads)
+    if engine.rebuilt_because:
+        reason = engine.rebuilt_because
+        if before and wanted and before != wanted:
+            reason = f"the index was built with {before}, not {wanted}"
+        print(f"ragdown: {reason}; rebuilding the index", file=sys.stderr)
+    return engine
+
+
+def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
+    bar = ProgressBar()
+    try:
+        return engine.sync(full=full, progress=bar)
+    finally:
+        bar.finish()
+
+
+def command_index(args: argparse.Namespace, settings: ServerSettings) -> int:
+    engine = open_engine(args, settings)
+    try:
+        report = sync_with_progress(engine, full=args.full)
+    finally:
+        engine.close()
+    print(json.dumps(report_json(report), ensure_ascii=False))
+    return 0
+
+
+def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
+    if not 1 <= args.top_k <= MAX_TOP_K:
+        raise CliError(f"--top-k must be between 1 and {MAX_TOP_K}, got {args.top_k}")
+    if not args.query.strip():
+        raise CliError("the query is empty; pass the words to search for")
+    engine = open_engine(args, settings)
+    try:
+        if engine.is_empty():
+            sync_with_progress(engine)
+        filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
+        hits = engine.search(args.query, args.top_k, filters)
+    finally:
+        engine.close()
+    print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragdown", description="Markdown folders for AI agents.")
+    parser.add_argument("--version", action="version", version=f"ragdown {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the index does")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def folder_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("docs", metavar="DOCS", help="the folder of Markdown files")
+        sub.add_argument("--data-dir", help="where the index lives (default: ~/.cache/ragdown/<hash>)")
+        sub.add_argument(
+            "--embedder", help="minilm (default), granite-small, bge-small, openai:<model>, hash"
+        )
+        return sub
+
+    index = folder_command("index", "Sync DOCS into its index and print the sync report as JSON.")
+    index.add_argument("--full", action="store_true", help="drop every row and index everything again")
+    index.set_defaults(run=command_index)
+
+    search = folder_command(
+        "search", "Search DOCS (indexing it first if it has no index) and print hits as JSON."
+    )
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--top-k", type=int, default=10, help=f"hits to return, 1-{MAX_TOP_K} (default 10)")
+    search.add_argument("--path-prefix", help="only paths starting with this prefix")
+    search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
+    search.set_defaults(run=command_search)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        try:
+            settings = ServerSettings()
+        except ValidationError as error:
+            problems = "; ".join(
+                f"RAGDOWN_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in error.errors()
+            )
+            raise CliError(f"invalid setting: {problems}") from None
+        return int(args.run(args, settings))
+    except (CliError, FolderNotFoundError, EmbedderError, IndexNotReadyError, FilterError) as error:
+        print(f"ragdown: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ragdown: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

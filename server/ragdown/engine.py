@@ -1,0 +1,87 @@
+"""The engine: one object wiring documents, the index and search for one docs dir.
+
+Every front end (CLI, HTTP, MCP) calls this; none re-implements what it does.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ragdown.indexing.embedders import Embedder, create_embedder
+from ragdown.indexing.meta import current_meta, read_meta
+from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
+from ragdown.indexing.watcher import FolderWatcher
+from ragdown.search.filters import SearchFilters
+from ragdown.search.hybrid import Hit, hybrid_search
+
+log = logging.getLogger(__name__)
+
+
+class FolderNotFoundError(ValueError):
+    """The docs folder does not exist or is not a directory."""
+
+
+def check_docs_dir(docs_dir: Path) -> Path:
+    if not docs_dir.exists():
+        raise FolderNotFoundError(f"the folder {docs_dir} does not exist; pass a directory of Markdown files")
+    if not docs_dir.is_dir():
+        raise FolderNotFoundError(f"{docs_dir} is a file, not a folder; pass the directory that holds it")
+    if docs_dir.is_symlink():
+        raise FolderNotFoundError(
+            f"{docs_dir} is a symlink; pass the real directory (symlinks are not followed)"
+        )
+    return docs_dir.resolve()
+
+
+def recorded_embedder(data_dir: Path) -> str | None:
+    """The registry name of the embedder the existing index was built with, if any."""
+    meta = read_meta(data_dir)
+    return meta.source if meta and meta.source else None
+
+
+class Engine:
+    """The index of one folder: sync, watch, search."""
+
+    def __init__(self, docs_dir: Path, data_dir: Path, embedder: Embedder, *, source: str) -> None:
+        self.docs_dir = check_docs_dir(docs_dir)
+        self.data_dir = data_dir
+        self.embedder = embedder
+        meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source)
+        self.store = ChunkStore(data_dir, meta)
+        self.syncer = Syncer(self.docs_dir, self.store, embedder)
+        self.watcher: FolderWatcher | None = None
+
+    @classmethod
+    def open(
+        cls, docs_dir: Path, data_dir: Path, embedder_name: str | None = None, threads: int | None = None
+    ) -> Engine:
+        """Open with `embedder_name`, else the embedder the index was built with, else the default."""
+        check_docs_dir(docs_dir)
+        name = embedder_name or recorded_embedder(data_dir) or "minilm"
+        return cls(docs_dir, data_dir, create_embedder(name, threads=threads), source=name)
+
+    @property
+    def rebuilt_because(self) -> str | None:
+        return self.store.rebuilt_because
+
+    def is_empty(self) -> bool:
+        return self.store.count_rows() == 0
+
+    def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+        return self.syncer.sync(full, progress)
+
+    def search(self, query: str, limit: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
+        return hybrid_search(self.store, self.embedder, query, limit, filters)
+
+    def start_watching(self) -> None:
+        if self.watcher is None:
+            self.watcher = FolderWatcher(self.docs_dir, self.syncer.request)
+            self.watcher.start()
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self.embedder.close()

@@ -1,0 +1,50 @@
+"""Which files of a folder are indexed: Markdown, outside dot-folders and node_modules, never via symlinks."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FileStat:
+    mtime_ms: float
+    size: float
+
+
+def is_markdown(name: str) -> bool:
+    return MARKDOWN_RE.search(name) is not None
+
+
+def is_skipped_name(name: str) -> bool:
+    """Dot-files, dot-folders and node_modules are never walked or indexed."""
+    return name.startswith(".") or name == "node_modules"
+
+
+def list_markdown_files(root: Path) -> dict[str, FileStat]:
+    """Root-relative `/` paths of every indexable file, with the stat the sync compares."""
+    found: dict[str, FileStat] = {}
+    pending: list[tuple[str, str]] = [(str(root), "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        for entry in entries:
+            if is_skipped_name(entry.name) or entry.is_symlink():
+                continue
+            relative = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((entry.path, relative + "/"))
+            elif is_markdown(entry.name) and entry.is_file(follow_symlinks=False):
+                try:
+                    stat = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                found[relative] = FileStat(stat.st_mtime_ns / 1e6, float(stat.st_size))
+    return found

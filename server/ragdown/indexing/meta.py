@@ -1,0 +1,78 @@
+"""`meta.json`: which embedder, chunker and layout built the index, and why it must be rebuilt."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ragdown.documents.chunks import CHUNKER_VERSION
+
+# Bump whenever a column or an index of the `chunks` table changes: a bump forces a rebuild.
+INDEX_VERSION = 5
+META_FILE = "meta.json"
+
+
+class IndexMeta(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    embedder: str
+    dim: int
+    chunker_version: int
+    index_version: int
+    # SHA-256 of the model file the vectors came from ("" when not a local file); informative.
+    model_sha256: str = ""
+    # The name the embedder was chosen by (`minilm`, `openai:<model>`), so it can be loaded again.
+    source: str = ""
+
+
+def current_meta(embedder: str, dim: int, model_sha256: str = "", source: str = "") -> IndexMeta:
+    return IndexMeta(
+        embedder=embedder,
+        dim=dim,
+        chunker_version=CHUNKER_VERSION,
+        index_version=INDEX_VERSION,
+        model_sha256=model_sha256,
+        source=source,
+    )
+
+
+def read_meta(data_dir: Path) -> IndexMeta | None:
+    """The recorded meta, or None when the file is missing or malformed."""
+    try:
+        return IndexMeta.model_validate_json((data_dir / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, ValidationError):
+        return None
+
+
+def write_meta(data_dir: Path, meta: IndexMeta) -> None:
+    """Write atomically (temporary file + rename), readable by the owner only."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".meta-", suffix=".tmp", dir=data_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(meta.model_dump(), handle, indent=2)
+            handle.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, data_dir / META_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def rebuild_reason(recorded: IndexMeta | None, wanted: IndexMeta) -> str | None:
+    """Why an existing table cannot be kept, in the words the logs and errors use; None if it can."""
+    if recorded is None:
+        return "the index has no meta file"
+    if recorded.embedder != wanted.embedder:
+        return f"the embedder changed from {recorded.embedder} to {wanted.embedder}"
+    if recorded.dim != wanted.dim:
+        return f"the embedding dimension changed from {recorded.dim} to {wanted.dim}"
+    if recorded.chunker_version != wanted.chunker_version:
+        return f"the chunker changed from v{recorded.chunker_version} to v{wanted.chunker_version}"
+    if recorded.index_version != wanted.index_version:
+        return f"the index layout changed from v{recorded.index_version} to v{wanted.index_version}"
+    return None

@@ -1,0 +1,213 @@
+"""The LanceDB `chunks` table: its schema, opening with rebuild checks, writes, compaction, queries.
+
+`LANCE_CPU_THREADS` is set (to at least 2, unless the user set it) before lancedb is imported:
+lance's thread pool with fewer than two threads deadlocks building a full-text index on small hosts.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LANCE_CPU_THREADS", str(max(2, os.cpu_count() or 2)))
+
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS, IvfFlat
+
+from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
+
+log = logging.getLogger(__name__)
+
+TABLE = "chunks"
+LANCE_DIR = "lance"
+VECTOR_INDEX_MIN_ROWS = 10_000
+KEEP_VERSIONS_FOR = timedelta(seconds=60)
+FILE_STATE_COLUMNS = ["path", "file_hash", "mtime_ms", "size"]
+
+
+class IndexNotReadyError(RuntimeError):
+    """A reader found no usable index; the primary has to build it first."""
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    text = pa.utf8()
+    return pa.schema(
+        [
+            pa.field("id", text, nullable=False),
+            pa.field("path", text, nullable=False),
+            pa.field("file_hash", text, nullable=False),
+            pa.field("mtime_ms", pa.float64(), nullable=False),
+            pa.field("size", pa.float64(), nullable=False),
+            pa.field("chunk_index", pa.int32(), nullable=False),
+            pa.field("title", text, nullable=False),
+            pa.field("heading", text, nullable=False),
+            pa.field("text", text, nullable=False),
+            pa.field("search_text", text, nullable=False),
+            pa.field("supersedes", text, nullable=False),
+            pa.field("tags", text, nullable=False),
+            pa.field("aliases", text, nullable=False),
+            pa.field("description", text, nullable=False),
+            pa.field("created_by", text, nullable=False),
+            pa.field("session", text, nullable=False),
+            pa.field("line_start", pa.int32(), nullable=False),
+            pa.field("line_end", pa.int32(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index knows of one file: enough to skip it on the next sync."""
+
+    hash: str
+    mtime_ms: float
+    size: float
+    chunks: int
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal: quotes doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_in(column: str, values: list[str]) -> str:
+    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
+
+
+class ChunkStore:
+    """One `chunks` table under `<data_dir>/lance`, described by `<data_dir>/meta.json`.
+
+    A writable store drops and recreates a table built under another meta (the reason is kept in
+    `rebuilt_because`); a read-only store never drops anything and refuses instead.
+    """
+
+    def __init__(self, data_dir: Path, meta: IndexMeta, *, writable: bool = True) -> None:
+        self.data_dir = data_dir
+        self.meta = meta
+        self.writable = writable
+        self.rebuilt_because: str | None = None
+        self.keep_versions_for = KEEP_VERSIONS_FOR
+        self._superseded: frozenset[str] | None = None
+        self._lock = threading.Lock()
+        if writable:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        self.db = lancedb.connect(data_dir / LANCE_DIR, read_consistency_interval=timedelta(0))
+        self.table = self._open_table()
+
+    def _open_table(self) -> Any:
+        exists = TABLE in self.db.list_tables().tables
+        reason = rebuild_reason(read_meta(self.data_dir), self.meta) if exists else None
+        if not self.writable:
+            if not exists:
+                raise IndexNotReadyError("the index does not exist yet; start the primary server first")
+            if reason:
+                raise IndexNotReadyError(
+                    f"the index needs a rebuild ({reason}); start the primary server first"
+                )
+            return self.db.open_table(TABLE)
+        if exists and reason is None:
+            return self.db.open_table(TABLE)
+        if exists:
+            log.warning("rebuilding the index: %s", reason)
+            self.rebuilt_because = reason
+            self.db.drop_table(TABLE)
+        table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim))
+        table.create_index("search_text", config=FTS())
+        write_meta(self.data_dir, self.meta)
+        return table
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def count_rows(self) -> int:
+        return int(self.table.count_rows())
+
+    def _scan(self, columns: list[str], where: str | None = None) -> pa.Table:
+        query = self.table.search().select(columns)
+        if where:
+            query = query.where(where)
+        result: pa.Table = query.limit(None).to_arrow()
+        return result
+
+    def files(self) -> dict[str, FileState]:
+        """Per indexed path: hash, mtime, size and chunk count (reads only those columns)."""
+        rows = self._scan(FILE_STATE_COLUMNS)
+        states: dict[str, FileState] = {}
+        counts: dict[str, int] = {}
+        columns = [rows.column(c).to_pylist() for c in FILE_STATE_COLUMNS]
+        for path, file_hash, mtime_ms, size in zip(*columns, strict=True):
+            counts[path] = counts.get(path, 0) + 1
+            states[path] = FileState(file_hash, mtime_ms, size, 0)
+        return {p: FileState(s.hash, s.mtime_ms, s.size, counts[p]) for p, s in states.items()}
+
+    def superseded_paths(self) -> frozenset[str]:
+        """Every path some indexed document supersedes; cached until the next write."""
+        cached = self._superseded
+        if cached is None:
+            rows = self._scan(["supersedes"], "supersedes != ''")
+            cached = frozenset(p for value in rows.column(0).to_pylist() for p in value.split("\n") if p)
+            self._superseded = cached
+        return cached
+
+    def dense(
+        self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]
+    ) -> list[dict[str, Any]]:
+        query = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows: list[dict[str, Any]] = query.select([*columns, "_distance"]).limit(limit).to_list()
+        return rows
+
+    def lexical(self, text: str, limit: int, where: str | None, columns: list[str]) -> list[dict[str, Any]]:
+        query = self.table.search(text, query_type="fts", fts_columns="search_text")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows: list[dict[str, Any]] = query.select([*columns, "_score", "vector"]).limit(limit).to_list()
+        return rows
+
+    def list_index_columns(self) -> list[list[str]]:
+        return [list(index.columns) for index in self.table.list_indices()]
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def replace(self, paths: list[str], rows: pa.Table | None) -> None:
+        """One delete of every row of `paths`, then one add of `rows`."""
+        self._require_writable()
+        with self._lock:
+            if paths:
+                self.table.delete(sql_in("path", paths))
+            if rows is not None and rows.num_rows:
+                self.table.add(rows)
+            self._superseded = None
+
+    def delete_all(self) -> None:
+        self._require_writable()
+        with self._lock:
+            self.table.delete("true")
+            self._superseded = None
+
+    def compact(self) -> None:
+        """Optimise (merges fragments, brings the FTS index up to date), drop versions older than 60 s,
+        and build the vector index once the table is large enough for it to pay."""
+        self._require_writable()
+        with self._lock:
+            self.table.optimize(cleanup_older_than=self.keep_versions_for)
+            if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
+                "vector" in columns for columns in self.list_index_columns()
+            ):
+                try:
+                    self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
+                except Exception:  # a missing vector index only costs speed
+                    log.exception("could not build the vector index; searches use a flat scan")
+
+    def _require_writable(self) -> None:
+        if not self.writable:
+            raise PermissionError("this store is read-only: writes go through the primary")

@@ -1,0 +1,234 @@
+"""Keeping the index equal to the folder: diff by size/mtime then content hash, flush in batches.
+
+Each flush is one delete and one add, so a reader sees a file either as before or as after, never
+half-updated. A file that cannot be read or embedded keeps its last indexed rows and is reported.
+Only one sync runs at a time; callers that arrive during a run share one follow-up sync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ragdown.documents.metadata import parse_document
+from ragdown.indexing.embedders.base import Embedder
+from ragdown.indexing.listing import FileStat, list_markdown_files
+from ragdown.indexing.rows import PendingFile, build_rows
+from ragdown.indexing.store import ChunkStore, FileState
+
+log = logging.getLogger(__name__)
+
+FLUSH_CHUNKS = 256
+
+
+class FailedFile(BaseModel):
+    path: str
+    error: str
+
+
+class SyncReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    ms: int = 0
+    failed: list[FailedFile] = Field(default_factory=list)
+    at: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+class SyncProgress(BaseModel):
+    files_done: int
+    files_total: int
+    chunks: int
+    elapsed_s: float
+
+
+ProgressCallback = Callable[[SyncProgress], None]
+
+
+def read_text(path: Path) -> str:
+    """The file's text: UTF-8, with undecodable bytes replaced rather than refused."""
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Run:
+    """The state of one sync pass."""
+
+    def __init__(self, syncer: Syncer, total: int, progress: ProgressCallback | None) -> None:
+        self.syncer = syncer
+        self.report = SyncReport()
+        self.batch: list[PendingFile] = []
+        self.batch_chunks = 0
+        self.removed: list[str] = []
+        self.files_done = 0
+        self.total = total
+        self.progress = progress
+        self.started = time.perf_counter()
+
+    def flush(self) -> None:
+        store, embedder = self.syncer.store, self.syncer.embedder
+        embedded, vectors = self._embed(self.batch, embedder)
+        paths = [p.doc.path for p in embedded] + self.removed
+        rows = build_rows(embedded, vectors, embedder.dim) if embedded else None
+        store.replace(paths, rows)
+        for pending in embedded:
+            if pending.is_new:
+                self.report.added += 1
+            else:
+                self.report.updated += 1
+            self.report.chunks += len(pending.doc.chunks)
+        self.report.removed += len(self.removed)
+        self.batch, self.batch_chunks, self.removed = [], 0, []
+        if self.progress:
+            elapsed = time.perf_counter() - self.started
+            self.progress(
+                SyncProgress(
+                    files_done=self.files_done,
+                    files_total=self.total,
+                    chunks=self.report.chunks,
+                    elapsed_s=elapsed,
+                )
+            )
+
+    def _embed(self, batch: list[PendingFile], embedder: Embedder) -> tuple[list[PendingFile], np.ndarray]:
+        """Embed the whole batch; if that fails, file by file so one bad file fails alone."""
+        texts = [t for pending in batch for t in pending.embedding_texts()]
+        try:
+            return batch, embedder.embed(texts, "document") if texts else np.zeros((0, embedder.dim))
+        except Exception:
+            log.warning("embedding a batch of %d files failed; retrying file by file", len(batch))
+        kept: list[PendingFile] = []
+        parts: list[np.ndarray] = []
+        for pending in batch:
+            try:
+                parts.append(embedder.embed(pending.embedding_texts(), "document"))
+                kept.append(pending)
+            except Exception as error:
+                self.fail(pending.doc.path, f"cannot embed: {error}")
+        return kept, np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
+
+    def fail(self, path: str, error: str) -> None:
+        log.warning("%s kept its last indexed version: %s", path, error)
+        self.report.failed.append(FailedFile(path=path, error=error))
+
+
+class Syncer:
+    """Syncs one folder into one store, one run at a time."""
+
+    def __init__(self, root: Path, store: ChunkStore, embedder: Embedder) -> None:
+        self.root = root
+        self.store = store
+        self.embedder = embedder
+        self.last_sync: SyncReport | None = None
+        self._lock = threading.Lock()
+        self._running: Future[SyncReport] | None = None
+        self._follow_up: Future[SyncReport] | None = None
+        self._follow_up_full = False
+        self._follow_up_progress: ProgressCallback | None = None
+
+    @property
+    def syncing(self) -> bool:
+        return self._running is not None
+
+    def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+        """Run a sync (or join the pending follow-up) and wait for its report."""
+        return self.request(full, progress).result()
+
+    def request(self, full: bool = False, progress: ProgressCallback | None = None) -> Future[SyncReport]:
+        """Start a sync now, or share the single follow-up that starts when the running one ends."""
+        with self._lock:
+            if self._running is None:
+                future: Future[SyncReport] = Future()
+                self._running = future
+                threading.Thread(
+                    target=self._drive, args=(future, full, progress), name="ragdown-sync", daemon=True
+                ).start()
+                return future
+            if self._follow_up is None:
+                self._follow_up = Future()
+                self._follow_up_full = full
+                self._follow_up_progress = progress
+            else:
+                self._follow_up_full = self._follow_up_full or full
+            return self._follow_up
+
+    def _drive(self, future: Future[SyncReport], full: bool, progress: ProgressCallback | None) -> None:
+        while True:
+            try:
+                future.set_result(self._run(full, progress))
+            except BaseException as error:
+                log.exception("sync failed")
+                future.set_exception(error)
+            with self._lock:
+                if self._follow_up is None:
+                    self._running = None
+                    return
+                future, full, progress = self._follow_up, self._follow_up_full, self._follow_up_progress
+                self._follow_up, self._running = None, future
+
+    def _run(self, full: bool, progress: ProgressCallback | None) -> SyncReport:
+        if full:
+            self.store.delete_all()
+        indexed = self.store.files()
+        on_disk = list_markdown_files(self.root)
+        run = _Run(self, len(on_disk), progress)
+        run.removed = [path for path in indexed if path not in on_disk]
+        for path, stat in sorted(on_disk.items()):
+            run.files_done += 1
+            pending = self._examine(path, stat, indexed.get(path), run)
+            if pending is None:
+                continue
+            run.batch.append(pending)
+            run.batch_chunks += len(pending.doc.chunks)
+            if run.batch_chunks >= FLUSH_CHUNKS:
+                run.flush()
+        if run.batch or run.removed:
+            run.flush()
+        if run.report.changed:
+            self.store.compact()
+        run.report.ms = round((time.perf_counter() - run.started) * 1000)
+        run.report.at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self.last_sync = run.report
+        return run.report
+
+    def _examine(self, path: str, stat: FileStat, known: FileState | None, run: _Run) -> PendingFile | None:
+        """A file to (re)index, or None when it is unchanged, vanished or unreadable."""
+        if known is not None and known.mtime_ms == stat.mtime_ms and known.size == stat.size:
+            run.report.unchanged += 1
+            return None
+        try:
+            text = read_text(self.root / path)
+        except FileNotFoundError:
+            log.info("%s vanished before it could be read", path)
+            return None
+        except OSError as error:
+            run.fail(path, f"cannot read: {error.strerror or error}")
+            return None
+        file_hash = content_hash(text)
+        if known is not None and known.hash == file_hash:
+            run.report.unchanged += 1  # touched, not changed: re-hashed each sync, never re-embedded
+            return None
+        try:
+            doc = parse_document(text, path, self.embedder.max_chars)
+        except Exception as error:  # a chunker bug must not stop the other files
+            run.fail(path, f"cannot parse: {error}")
+            return None
+        return PendingFile(doc, file_hash, stat, is_new=known is None)

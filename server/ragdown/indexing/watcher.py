@@ -1,0 +1,99 @@
+"""Watching a folder: a debounced sync after Markdown changes, polling when watching fails."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from ragdown.indexing.listing import is_markdown
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.75
+POLL_INTERVAL_S = 60.0
+
+
+def wants_sync(root: Path, changed: str) -> bool:
+    """Markdown files and extension-less names (directory renames) matter; dot-paths never do."""
+    try:
+        relative = PurePosixPath(Path(changed).relative_to(root).as_posix())
+    except ValueError:
+        return False
+    if not relative.parts:
+        return True  # an event on the root itself carries no name
+    if any(part.startswith(".") for part in relative.parts):
+        return False
+    return is_markdown(relative.name) or not relative.suffix
+
+
+class FolderWatcher:
+    """Calls `on_change` 750 ms after the last relevant event; polls every 60 s if watching fails."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_change: Callable[[], object],
+        *,
+        debounce_s: float = DEBOUNCE_S,
+        poll_interval_s: float = POLL_INTERVAL_S,
+    ) -> None:
+        self.root = root.resolve()
+        self.on_change = on_change
+        self.debounce_s = debounce_s
+        self.poll_interval_s = poll_interval_s
+        self.polling = False
+        self._stop = threading.Event()
+        self._timer: threading.Timer | None = None
+        self._timer_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._watch, name="ragdown-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        self._thread.join(timeout=5)
+
+    def _schedule(self) -> None:
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.debounce_s, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        if self._stop.is_set():
+            return
+        try:
+            self.on_change()
+        except Exception:
+            log.exception("a sync after a file change failed")
+
+    def _watch(self) -> None:
+        from watchfiles import watch
+
+        try:
+            for changes in watch(
+                self.root, stop_event=self._stop, debounce=100, step=20, raise_interrupt=False
+            ):
+                if any(wants_sync(self.root, changed) for _, changed in changes):
+                    self._schedule()
+        except Exception as error:
+            log.warning(
+                "watching %s failed (%s); syncing every %.0f s instead",
+                self.root,
+                error,
+                self.poll_interval_s,
+            )
+            self._poll()
+
+    def _poll(self) -> None:
+        self.polling = True
+        while not self._stop.wait(self.poll_interval_s):
+            self._fire()

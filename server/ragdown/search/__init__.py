@@ -1,0 +1,1 @@
+"""Retrieval: dense and BM25 pools, filters applied before fusion, fused rankings, hits."""

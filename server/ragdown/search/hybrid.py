@@ -1,0 +1,104 @@
+"""Hybrid retrieval: a dense pool and a BM25 pool, pre-filtered, fused by RRF, returned as hits."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragdown.indexing.embedders.base import Embedder
+from ragdown.indexing.store import ChunkStore
+from ragdown.search.filters import SearchFilters, where_clause
+from ragdown.search.fusion import Candidate, rrf
+
+log = logging.getLogger(__name__)
+
+HIT_COLUMNS = [
+    "id",
+    "path",
+    "title",
+    "heading",
+    "text",
+    "line_start",
+    "line_end",
+    "tags",
+    "created_by",
+    "mtime_ms",
+]
+_HAS_WORD_RE = re.compile(r"[^\W_]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked chunk. Ranking uses `score` (fused); every gate uses `similarity` (cosine)."""
+
+    id: str
+    path: str
+    title: str
+    heading: str
+    text: str
+    line_start: int
+    line_end: int
+    score: float
+    similarity: float
+    sources: list[str]
+    tags: list[str] = field(default_factory=list)
+    created_by: str = ""
+    mtime_ms: float = 0.0
+
+
+def pool_size(limit: int) -> int:
+    return max(4 * limit, 20)
+
+
+def retrieve(
+    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
+) -> dict[str, list[tuple[dict[str, Any], float]]]:
+    """The two rankings, each as (row, cosine similarity to the query)."""
+    rankings: dict[str, list[tuple[dict[str, Any], float]]] = {
+        "dense": [
+            (row, 1.0 - float(row["_distance"])) for row in store.dense(vector, pool, where, HIT_COLUMNS)
+        ]
+    }
+    if _HAS_WORD_RE.search(query):
+        try:
+            lexical = store.lexical(query, pool, where, HIT_COLUMNS)
+        except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
+            log.info("full-text search rejected %r: %s", query, error)
+            lexical = []
+        rankings["lexical"] = [
+            (row, float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))) for row in lexical
+        ]
+    return rankings
+
+
+def to_hit(candidate: Candidate) -> Hit:
+    row = candidate.row
+    return Hit(
+        id=row["id"],
+        path=row["path"],
+        title=row["title"],
+        heading=row["heading"],
+        text=row["text"],
+        line_start=int(row["line_start"]),
+        line_end=int(row["line_end"]),
+        score=candidate.score,
+        similarity=candidate.similarity,
+        sources=candidate.sources,
+        tags=row["tags"].split(),
+        created_by=row["created_by"],
+        mtime_ms=float(row["mtime_ms"]),
+    )
+
+
+def hybrid_search(
+    store: ChunkStore, embedder: Embedder, query: str, limit: int, filters: SearchFilters | None = None
+) -> list[Hit]:
+    """The best `limit` chunks for `query`, superseded documents and filtered-out chunks excluded."""
+    vector = embedder.embed_query(query)
+    where = where_clause(filters or SearchFilters(), store.superseded_paths())
+    fused = rrf(retrieve(store, query, vector, pool_size(limit), where))
+    return [to_hit(c) for c in fused[:limit]]

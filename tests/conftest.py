@@ -1,0 +1,62 @@
+"""Shared fixtures: a temporary docs folder and data dir, and engines over real LanceDB."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.indexing.embedders.base import Embedder
+from ragdown.indexing.embedders.hashing import HashEmbedder
+
+WriteDoc = Callable[[str, str], Path]
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def write(docs: Path) -> WriteDoc:
+    """Write a document under the docs folder, creating its directories."""
+
+    def write_doc(relative: str, text: str) -> Path:
+        path = docs / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write_doc
+
+
+@pytest.fixture
+def make_engine(docs: Path, data_dir: Path) -> Iterator[Callable[..., Engine]]:
+    """Engines over the fixture folder with the hash embedder unless told otherwise; closed at the end."""
+    opened: list[Engine] = []
+
+    def make(embedder: Embedder | None = None, source: str = "hash") -> Engine:
+        engine = Engine(docs, data_dir, embedder or HashEmbedder(), source=source)
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real packaged MiniLM, loaded once for the session."""
+    from ragdown.indexing.embedders import create_embedder
+
+    return create_embedder("minilm")

@@ -1,0 +1,87 @@
+"""The watcher: which events matter, the debounce, and polling when watching fails."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ragdown.indexing.watcher import DEBOUNCE_S, POLL_INTERVAL_S, FolderWatcher, wants_sync
+
+
+def wait_until(condition: object, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("relative", "expected"),
+    [
+        ("notes/a.md", True),
+        ("A.MARKDOWN", True),
+        ("page.mdx", True),
+        ("renamed-folder", True),
+        ("image.png", False),
+        (".git/index", False),
+        ("notes/.obsidian/workspace.md", False),
+        (".draft.md", False),
+        ("", True),
+    ],
+)
+def test_which_events_schedule_a_sync(tmp_path: Path, relative: str, expected: bool) -> None:
+    assert wants_sync(tmp_path, str(tmp_path / relative) if relative else str(tmp_path)) is expected
+
+
+def test_events_outside_the_root_are_ignored(tmp_path: Path) -> None:
+    assert not wants_sync(tmp_path / "docs", str(tmp_path / "elsewhere.md"))
+
+
+def test_documented_timings() -> None:
+    assert (DEBOUNCE_S, POLL_INTERVAL_S) == (0.75, 60.0)
+
+
+def test_a_burst_of_writes_triggers_one_call(docs: Path) -> None:
+    calls: list[float] = []
+    watcher = FolderWatcher(docs, lambda: calls.append(time.monotonic()), debounce_s=0.5)
+    watcher.start()
+    try:
+        time.sleep(0.3)  # let the watcher attach
+        for i in range(5):
+            (docs / f"n{i}.md").write_text(f"note {i}")
+            time.sleep(0.05)
+        assert wait_until(lambda: len(calls) >= 1)
+        time.sleep(1.0)
+        assert len(calls) == 1
+        (docs / ".hidden.md").write_text("ignored")
+        (docs / "image.png").write_bytes(b"\x89PNG")
+        time.sleep(1.2)
+        assert len(calls) == 1
+    finally:
+        watcher.stop()
+
+
+def test_an_engine_picks_up_a_new_file(make_engine: object, docs: Path) -> None:
+    engine = make_engine()  # type: ignore[operator]
+    engine.sync()
+    engine.start_watching()
+    time.sleep(0.3)
+    (docs / "fresh.md").write_text("# Fresh\nkestrel ingest pipeline")
+    assert wait_until(lambda: "fresh.md" in engine.store.files())
+    assert engine.search("kestrel ingest", 1)[0].path == "fresh.md"
+
+
+def test_watching_a_folder_that_cannot_be_watched_falls_back_to_polling(tmp_path: Path) -> None:
+    ticks = threading.Event()
+    watcher = FolderWatcher(tmp_path / "missing", ticks.set, poll_interval_s=0.2)
+    watcher.start()
+    try:
+        assert ticks.wait(10)
+        assert watcher.polling
+    finally:
+        watcher.stop()

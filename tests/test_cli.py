@@ -1,0 +1,165 @@
+"""The `ragdown` command: the JSON forms outside checks rely on, and one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragdown.cli import main
+from tests.conftest import WriteDoc
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragdown.cli", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_index_then_search_as_real_processes(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("ops/cache.md", "# Cache\n## Redis eviction\nRedis evicts keys by maxmemory-policy.")
+    write("notes/food.md", "---\ntags: [cooking]\n---\n# Pancakes\nFlour, eggs, milk.")
+    indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
+    assert indexed.returncode == 0, indexed.stderr
+    report = json.loads(indexed.stdout)
+    assert list(report) == ["added", "updated", "removed", "unchanged", "chunks", "ms", "failed"]
+    assert (report["added"], report["chunks"], report["failed"]) == (2, 2, [])
+
+    found = run_cli("search", str(docs), "redis eviction", "--data-dir", str(data_dir), "--top-k", "1")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert len(hits) == 1
+    assert list(hits[0]) == [
+        "path",
+        "title",
+        "heading",
+        "line_start",
+        "line_end",
+        "similarity",
+        "score",
+        "sources",
+        "text",
+    ]
+    assert hits[0]["path"] == "ops/cache.md"
+    assert hits[0]["heading"] == "Cache › Redis eviction"
+    assert (hits[0]["line_start"], hits[0]["line_end"]) == (3, 3)
+
+
+def test_search_indexes_a_folder_that_has_no_index(
+    docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("a.md", "# Kestrel\nKestrel ingest pipeline")
+    assert main(["search", str(docs), "kestrel", "--data-dir", str(data_dir), "--embedder", "hash"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["path"] == "a.md"
+
+
+def test_search_filters_by_prefix_and_tag(
+    docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("ops/a.md", "---\ntags: [ops/db]\n---\nshared words here")
+    write("dev/b.md", "shared words here too")
+    base = ["search", str(docs), "shared words", "--data-dir", str(data_dir), "--embedder", "hash"]
+    assert main([*base, "--path-prefix", "dev/"]) == 0
+    assert [h["path"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["dev/b.md"]
+    assert main([*base, "--tag", "ops"]) == 0
+    assert [h["path"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["ops/a.md"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["index", "{missing}"], "does not exist"),
+        (["index", "{file}"], "is a file, not a folder"),
+        (["index", "{docs}", "--embedder", "nope"], "nope"),
+        (["search", "{docs}", "x", "--top-k", "0"], "--top-k must be between 1 and 100"),
+        (["search", "{docs}", "   "], "the query is empty"),
+        (["search", "{docs}", "x", "--tag", "a b", "--embedder", "hash"], "not a valid tag"),
+    ],
+)
+def test_refusals_are_one_line_and_exit_non_zero(
+    docs: Path,
+    data_dir: Path,
+    tmp_path: Path,
+    write: WriteDoc,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    file = write("a.md", "alpha")
+    values = {"missing": str(tmp_path / "missing"), "file": str(file), "docs": str(docs)}
+    code = main([a.format(**values) for a in args] + ["--data-dir", str(data_dir)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("ragdown: ")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_an_invalid_environment_setting_is_refused(
+    docs: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RAGDOWN_THREADS", "zero")
+    assert main(["index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash"]) == 2
+    assert "RAGDOWN_THREADS" in capsys.readouterr().err
+
+
+def test_another_embedder_says_it_rebuilds_and_does(
+    docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("a.md", "alpha beta")
+    assert main(["index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash"]) == 0
+    capsys.readouterr()
+    assert main(["index", str(docs), "--data-dir", str(data_dir), "--embedder", "minilm"]) == 0
+    captured = capsys.readouterr()
+    assert "the index was built with hash, not minilm; rebuilding the index" in captured.err
+    assert json.loads(captured.out)["added"] == 1
+    meta = json.loads((data_dir / "meta.json").read_text())
+    assert meta["source"] == "minilm"
+    assert meta["embedder"].startswith("all-MiniLM-L6-v2")
+
+
+def test_search_uses_the_embedder_the_index_was_built_with(
+    docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("a.md", "alpha beta")
+    assert main(["index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(docs), "alpha", "--data-dir", str(data_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "rebuilding" not in captured.err
+    assert json.loads((data_dir / "meta.json").read_text())["embedder"] == "hash-384"
+
+
+def test_full_reindexes_everything(
+    docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("a.md", "alpha")
+    base = ["index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash"]
+    assert main(base) == 0
+    assert main(base) == 0
+    assert main([*base, "--full"]) == 0
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["added"], r["unchanged"]) for r in reports] == [(1, 0), (0, 1), (1, 0)]
+
+
+def test_the_bundled_examples_answer_a_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "search",
+            str(REPO / "examples/notes"),
+            "how do I restore a database backup",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--top-k",
+            "3",
+        ]
+    )
+    assert code == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits[0]["path"] == "ops/postgres-backups.md"
+    assert hits[0]["heading"] == "Postgres backups › Restore"
