@@ -73,7 +73,9 @@ def chunk_lines(lines: list[str], path: str, max_chars: int) -> list[Chunk]:
         current = _Section(BREADCRUMB_SEPARATOR.join(s for s in stack if s), [], i + 2)
     sections.append(current)
 
-    title = read_title(front.front) or first_h1 or file_stem(path)
+    # A front-matter title wins even when it unquotes to "" (`title: ''`), as in the reference.
+    front_title = read_title(front.front)
+    title = front_title if front_title is not None else first_h1 or file_stem(path)
     chunks: list[Chunk] = []
     for section in sections:
         for piece in _pack_section(section, max_chars):
@@ -147,7 +149,8 @@ def _pack_section(section: _Section, max_chars: int) -> list[_Piece]:
     for paragraph in _paragraphs(section):
         for piece in _hard_split(paragraph, max_chars):
             if open_piece is not None and len(open_piece.text) + 2 + len(piece.text) <= max_chars:
-                open_piece = _Piece(f"{open_piece.text}\n\n{piece.text}", open_piece.line_start, piece.line_end)
+                joined = f"{open_piece.text}\n\n{piece.text}"
+                open_piece = _Piece(joined, open_piece.line_start, piece.line_end)
             else:
                 if open_piece is not None:
                     packed.append(open_piece)

@@ -6,6 +6,7 @@ Python's `\\w` (letters, digits and underscore, Unicode-aware) stands in for `[\
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ragdown.documents.lines import FenceTracker
 
@@ -16,10 +17,15 @@ _INDENTED_CODE_RE = re.compile(r"^( {4}|\t)")
 FRONT_MATTER_SPLIT = re.compile(r"[\s,]+")
 
 
+def _is_number(char: str) -> bool:
+    """`\\p{N}`: a number by general category; `str.isnumeric` also takes CJK numeral letters like 一."""
+    return unicodedata.category(char).startswith("N")
+
+
 def normalise_tag(raw: str) -> str | None:
     """`#Infra/DB/` → `infra/db`; None for what is not a tag (empty, punctuation, digits only)."""
     tag = re.sub(r"/+$", "", re.sub(r"^#+", "", raw.strip())).lower()
-    if not tag or not _TAG_BODY_RE.match(tag) or all(c == "/" or c.isnumeric() for c in tag):
+    if not tag or not _TAG_BODY_RE.match(tag) or all(c == "/" or _is_number(c) for c in tag):
         return None
     return tag
 
