@@ -23,7 +23,12 @@ BIN = Path(sys.executable).parent
 )
 def test_the_code_is_clean(command: list[str]) -> None:
     result = subprocess.run(
-        [str(BIN / command[0]), *command[1:]], cwd=REPO, capture_output=True, text=True, timeout=600, check=False
+        [str(BIN / command[0]), *command[1:]],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

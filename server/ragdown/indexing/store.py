@@ -147,8 +147,10 @@ class ChunkStore:
         grouped = rows.group_by("path", use_threads=False).aggregate(
             [("file_hash", "min"), ("mtime_ms", "min"), ("size", "min"), ("path", "count")]
         )
-        columns = [grouped.column(c).to_pylist() for c in ("path", "file_hash_min", "mtime_ms_min", "size_min",
-                                                           "path_count")]
+        columns = [
+            grouped.column(c).to_pylist()
+            for c in ("path", "file_hash_min", "mtime_ms_min", "size_min", "path_count")
+        ]
         return {
             path: FileState(file_hash, mtime_ms, size, count)
             for path, file_hash, mtime_ms, size, count in zip(*columns, strict=True)
@@ -163,21 +165,21 @@ class ChunkStore:
             self._superseded = cached
         return cached
 
-    def dense(
-        self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]
-    ) -> list[dict[str, Any]]:
+    def dense(self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]) -> pa.Table:
+        """The nearest chunks by cosine distance (`_distance`), pre-filtered by `where`."""
         query = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
         if where:
             query = query.where(where, prefilter=True)
-        rows: list[dict[str, Any]] = query.select([*columns, "_distance"]).limit(limit).to_list()
-        return rows
+        result: pa.Table = query.select([*columns, "_distance"]).limit(limit).to_arrow()
+        return result
 
-    def lexical(self, text: str, limit: int, where: str | None, columns: list[str]) -> list[dict[str, Any]]:
+    def lexical(self, text: str, limit: int, where: str | None, columns: list[str]) -> pa.Table:
+        """The best BM25 matches on `search_text` (`_score`), with their stored vectors."""
         query = self.table.search(text, query_type="fts", fts_columns="search_text")
         if where:
             query = query.where(where, prefilter=True)
-        rows: list[dict[str, Any]] = query.select([*columns, "_score", "vector"]).limit(limit).to_list()
-        return rows
+        result: pa.Table = query.select([*columns, "_score", "vector"]).limit(limit).to_arrow()
+        return result
 
     def list_index_columns(self) -> list[list[str]]:
         return [list(index.columns) for index in self.table.list_indices()]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.store import ChunkStore
@@ -54,24 +56,52 @@ def pool_size(limit: int) -> int:
     return max(4 * limit, 20)
 
 
+# Dense and lexical retrieval run side by side: LanceDB releases the GIL while it searches.
+_RETRIEVERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragdown-retrieve")
+
+Ranking = list[tuple[dict[str, Any], float]]
+
+
+def _vectors(table: pa.Table) -> np.ndarray:
+    column = table.column("vector").combine_chunks()
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
+        len(table), -1
+    )
+
+
+def _lexical_ranking(
+    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
+) -> Ranking:
+    try:
+        table = store.lexical(query, pool, where, HIT_COLUMNS)
+    except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
+        log.info("full-text search rejected %r: %s", query, error)
+        return []
+    if table.num_rows == 0:
+        return []
+    similarities = _vectors(table) @ vector  # the same cosine the dense side reports: vectors are unit length
+    rows = table.drop_columns(["vector"]).to_pylist()
+    return list(zip(rows, similarities.tolist(), strict=True))
+
+
+def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str | None) -> Ranking:
+    table = store.dense(vector, pool, where, HIT_COLUMNS)
+    similarities = 1.0 - table.column("_distance").to_numpy()
+    return list(zip(table.to_pylist(), similarities.tolist(), strict=True))
+
+
 def retrieve(
     store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
-) -> dict[str, list[tuple[dict[str, Any], float]]]:
-    """The two rankings, each as (row, cosine similarity to the query)."""
-    rankings: dict[str, list[tuple[dict[str, Any], float]]] = {
-        "dense": [
-            (row, 1.0 - float(row["_distance"])) for row in store.dense(vector, pool, where, HIT_COLUMNS)
-        ]
-    }
-    if _HAS_WORD_RE.search(query):
-        try:
-            lexical = store.lexical(query, pool, where, HIT_COLUMNS)
-        except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
-            log.info("full-text search rejected %r: %s", query, error)
-            lexical = []
-        rankings["lexical"] = [
-            (row, float(np.dot(vector, np.asarray(row["vector"], dtype=np.float32)))) for row in lexical
-        ]
+) -> dict[str, Ranking]:
+    """The two rankings as (row, cosine similarity to the query); lexical only for a query with words."""
+    lexical = (
+        _RETRIEVERS.submit(_lexical_ranking, store, query, vector, pool, where)
+        if _HAS_WORD_RE.search(query)
+        else None
+    )
+    rankings = {"dense": _dense_ranking(store, vector, pool, where)}
+    if lexical is not None:
+        rankings["lexical"] = lexical.result()
     return rankings
 
 

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError
 from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.indexing.embedders.hub_models import HUB_MODELS
 from ragdown.indexing.embedders.onnx_model import default_threads
 
-EMBEDDER_NAMES = ("minilm", "hash")
+EMBEDDER_NAMES = ("minilm", *HUB_MODELS, "hash")
 DEFAULT_EMBEDDER = "minilm"
+OPENAI_PREFIX = "openai:"
 
 
 def create_embedder(name: str | None = None, *, threads: int | None = None) -> Embedder:
-    """Load the embedder called `name`; an unknown name is refused with the list of known ones."""
+    """Load the embedder called `name`; an unknown name is refused with the list of known ones.
+
+    Hub models are downloaded into `RAGDOWN_MODELS` on first use (`RAGDOWN_HUB_URL` picks the hub);
+    `openai:<model>` reads `RAGDOWN_OPENAI_BASE_URL` and `RAGDOWN_OPENAI_API_KEY`/`OPENAI_API_KEY`.
+    """
     name = (name or DEFAULT_EMBEDDER).strip()
     if name == "hash":
         return HashEmbedder()
@@ -19,5 +25,13 @@ def create_embedder(name: str | None = None, *, threads: int | None = None) -> E
         from ragdown.indexing.embedders.minilm import load_minilm
 
         return load_minilm(threads or default_threads())
-    known = ", ".join([*EMBEDDER_NAMES, "openai:<model>"])
-    raise EmbedderError(f"unknown embedder {name!r}; choose one of: {known}")
+    if name in HUB_MODELS:
+        from ragdown.indexing.embedders.hub import load_hub_model
+
+        return load_hub_model(HUB_MODELS[name], threads=threads or default_threads())
+    if name.startswith(OPENAI_PREFIX) and name[len(OPENAI_PREFIX) :].strip():
+        from ragdown.indexing.embedders.openai_compat import load_openai
+
+        return load_openai(name)
+    known = ", ".join(EMBEDDER_NAMES)
+    raise EmbedderError(f'RAGDOWN_EMBEDDER must be {known} or openai:<model>, got "{name}"')
