@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ragdown import __version__
-from ragdown.engine import Engine, FolderNotFoundError, check_docs_dir, recorded_embedder
+from ragdown.engine import DataDirError, Engine, FolderNotFoundError, check_docs_dir, recorded_embedder
 from ragdown.folders.settings import ServerSettings, default_data_dir
 from ragdown.indexing.embedders import EmbedderError
 from ragdown.indexing.store import IndexNotReadyError
@@ -80,7 +80,7 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     wanted = args.embedder or settings.embedder
     before = recorded_embedder(data_dir)
-    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads)
+    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, watch=settings.watch)
     if engine.rebuilt_because:
         reason = engine.rebuilt_because
         if before and wanted and before != wanted:
@@ -170,7 +170,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             raise CliError(f"invalid setting: {problems}") from None
         return int(args.run(args, settings))
-    except (CliError, FolderNotFoundError, EmbedderError, IndexNotReadyError, FilterError) as error:
+    except (
+        CliError,
+        FolderNotFoundError,
+        DataDirError,
+        EmbedderError,
+        IndexNotReadyError,
+        FilterError,
+    ) as error:
         print(f"ragdown: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -23,6 +23,10 @@ class FolderNotFoundError(ValueError):
     """The docs folder does not exist or is not a directory."""
 
 
+class DataDirError(ValueError):
+    """The data dir cannot hold an index (a file, or inside the folder it indexes)."""
+
+
 def check_docs_dir(docs_dir: Path) -> Path:
     if not docs_dir.exists():
         raise FolderNotFoundError(f"the folder {docs_dir} does not exist; pass a directory of Markdown files")
@@ -35,6 +39,24 @@ def check_docs_dir(docs_dir: Path) -> Path:
     return docs_dir.resolve()
 
 
+def check_data_dir(data_dir: Path, docs_dir: Path) -> Path:
+    """Refuse a data dir that is a file, or that sits inside the docs folder outside a dot-folder
+    (the index's own files would then wake the watcher after every write)."""
+    resolved = data_dir.resolve()
+    if resolved.exists() and not resolved.is_dir():
+        raise DataDirError(f"the data dir {data_dir} is a file; pass a directory (it is created if missing)")
+    try:
+        inside = resolved.relative_to(docs_dir.resolve())
+    except ValueError:
+        return resolved
+    if not any(part.startswith(".") for part in inside.parts):
+        raise DataDirError(
+            f"the data dir {data_dir} is inside the folder it indexes; put it elsewhere or in a dot-folder "
+            f"such as {docs_dir / '.ragdown'}"
+        )
+    return resolved
+
+
 def recorded_embedder(data_dir: Path) -> str | None:
     """The registry name of the embedder the existing index was built with, if any."""
     meta = read_meta(data_dir)
@@ -44,10 +66,13 @@ def recorded_embedder(data_dir: Path) -> str | None:
 class Engine:
     """The index of one folder: sync, watch, search."""
 
-    def __init__(self, docs_dir: Path, data_dir: Path, embedder: Embedder, *, source: str) -> None:
+    def __init__(
+        self, docs_dir: Path, data_dir: Path, embedder: Embedder, *, source: str, watch: bool = True
+    ) -> None:
         self.docs_dir = check_docs_dir(docs_dir)
-        self.data_dir = data_dir
+        self.data_dir = check_data_dir(data_dir, self.docs_dir)
         self.embedder = embedder
+        self.watch = watch
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source)
         self.store = ChunkStore(data_dir, meta)
         self.syncer = Syncer(self.docs_dir, self.store, embedder)
@@ -55,12 +80,17 @@ class Engine:
 
     @classmethod
     def open(
-        cls, docs_dir: Path, data_dir: Path, embedder_name: str | None = None, threads: int | None = None
+        cls,
+        docs_dir: Path,
+        data_dir: Path,
+        embedder_name: str | None = None,
+        threads: int | None = None,
+        watch: bool = True,
     ) -> Engine:
         """Open with `embedder_name`, else the embedder the index was built with, else the default."""
-        check_docs_dir(docs_dir)
+        check_data_dir(data_dir, check_docs_dir(docs_dir))
         name = embedder_name or recorded_embedder(data_dir) or "minilm"
-        return cls(docs_dir, data_dir, create_embedder(name, threads=threads), source=name)
+        return cls(docs_dir, data_dir, create_embedder(name, threads=threads), source=name, watch=watch)
 
     @property
     def rebuilt_because(self) -> str | None:
@@ -74,6 +104,13 @@ class Engine:
 
     def search(self, query: str, limit: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
         return hybrid_search(self.store, self.embedder, query, limit, filters)
+
+    def start(self) -> None:
+        """As a server starts: the first sync in the background (searches answer meanwhile), then
+        watching unless `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for."""
+        self.syncer.request()
+        if self.watch:
+            self.start_watching()
 
     def start_watching(self) -> None:
         if self.watcher is None:

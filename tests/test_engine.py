@@ -1,0 +1,78 @@
+"""The engine: start-up sync, RAGDOWN_WATCH, and where an index may live."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ragdown.engine import DataDirError, Engine, check_data_dir
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from tests.conftest import WriteDoc
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_start_syncs_in_the_background_and_watches(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("a.md", "alpha")
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash")
+    try:
+        engine.start()
+        assert wait_for(lambda: engine.syncer.last_sync is not None)
+        assert engine.watcher is not None
+        time.sleep(0.3)
+        write("b.md", "beta")
+        assert wait_for(lambda: "b.md" in engine.store.files())
+    finally:
+        engine.close()
+
+
+def test_watch_off_syncs_only_at_start_and_on_request(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("a.md", "alpha")
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        engine.start()
+        assert wait_for(lambda: engine.syncer.last_sync is not None)
+        assert engine.watcher is None
+        write("b.md", "beta")
+        time.sleep(1.5)  # longer than the watcher's debounce: nothing may pick the file up
+        assert set(engine.store.files()) == {"a.md"}
+        assert engine.sync().added == 1
+    finally:
+        engine.close()
+
+
+def test_a_data_dir_inside_the_folder_is_refused_unless_hidden(docs: Path) -> None:
+    with pytest.raises(DataDirError, match="inside the folder it indexes"):
+        check_data_dir(docs / "index", docs)
+    assert check_data_dir(docs / ".ragdown", docs) == (docs / ".ragdown").resolve()
+
+
+def test_a_data_dir_that_is_a_file_is_refused(docs: Path, tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    with pytest.raises(DataDirError, match="is a file"):
+        check_data_dir(file, docs)
+
+
+def test_open_uses_the_recorded_embedder(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("a.md", "alpha")
+    first = Engine.open(docs, data_dir, "hash")
+    first.sync()
+    first.close()
+    again = Engine.open(docs, data_dir)
+    try:
+        assert again.embedder.name == "hash-384"
+        assert again.rebuilt_because is None
+        assert again.store.count_rows() == 1
+    finally:
+        again.close()
