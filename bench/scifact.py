@@ -1,0 +1,134 @@
+"""BEIR SciFact: nDCG@10 and Recall@100 for dense only, BM25 only and hybrid (RRF) search.
+
+    .venv/bin/python bench/scifact.py [--split train|test] [--embedder minilm] [--data-dir DIR]
+
+The corpus is written as Markdown (one `<_id>.md` per abstract: `# title`, then the text) into a
+temporary folder and indexed with the real engine; a hit's path maps back to its `_id`, and a
+document's rank is that of its best chunk. Tune on `train` (809 queries); report `test` (300).
+Pass `--data-dir` to keep the index between runs (it is rebuilt when the embedder changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from _common import SHARED_BENCH, commit, require
+from ragdown.engine import Engine
+from ragdown.indexing.embedders import create_embedder
+from ragdown.search.filters import SearchFilters, where_clause
+from ragdown.search.fusion import rrf
+from ragdown.search.hybrid import retrieve
+
+SCIFACT = SHARED_BENCH / "scifact"
+DEPTH = 100
+
+
+def write_corpus(folder: Path) -> int:
+    count = 0
+    with require(SCIFACT / "corpus.jsonl").open(encoding="utf-8") as corpus:
+        for line in corpus:
+            doc = json.loads(line)
+            (folder / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n", encoding="utf-8")
+            count += 1
+    return count
+
+
+def load_queries(split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    with require(SCIFACT / "qrels" / f"{split}.tsv").open(encoding="utf-8") as handle:
+        next(handle)
+        for line in handle:
+            query_id, doc_id, score = line.split()
+            qrels[query_id][doc_id] = int(score)
+    queries: dict[str, str] = {}
+    with require(SCIFACT / "queries.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            query = json.loads(line)
+            if query["_id"] in qrels:
+                queries[query["_id"]] = query["text"]
+    return queries, qrels
+
+
+def doc_ranking(paths: list[str]) -> list[str]:
+    """Document ids in order of their best chunk."""
+    seen: dict[str, None] = {}
+    for path in paths:
+        seen.setdefault(Path(path).stem, None)
+    return list(seen)
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: list[str], relevant: dict[str, int], k: int = DEPTH) -> float:
+    return len(set(ranked[:k]) & {d for d, g in relevant.items() if g > 0}) / max(1, len(relevant))
+
+
+def evaluate(
+    engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, int]]
+) -> dict[str, tuple[float, float]]:
+    where = where_clause(SearchFilters(), engine.store.superseded_paths())
+    scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for query_id, text in queries.items():
+        vector = engine.embedder.embed_query(text)
+        rankings = retrieve(engine.store, text, vector, DEPTH * 4, where)
+        runs = {
+            "dense": doc_ranking([row["path"] for row, _ in rankings["dense"]]),
+            "bm25": doc_ranking([row["path"] for row, _ in rankings.get("lexical", [])]),
+            "hybrid": doc_ranking([c.row["path"] for c in rrf(rankings)]),
+        }
+        for name, ranked in runs.items():
+            scores[name].append((ndcg_at(ranked, qrels[query_id]), recall_at(ranked, qrels[query_id])))
+    return {
+        name: (sum(n for n, _ in values) / len(values), sum(r for _, r in values) / len(values))
+        for name, values in scores.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--split", choices=["train", "test"], default="train")
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--data-dir", type=Path, help="keep the index here (default: a temporary folder)")
+    args = parser.parse_args()
+    queries, qrels = load_queries(args.split)
+    with tempfile.TemporaryDirectory(prefix="ragdown-scifact-") as tmp:
+        docs = Path(tmp) / "scifact"
+        docs.mkdir()
+        files = write_corpus(docs)
+        embedder = create_embedder(args.embedder)
+        engine = Engine(docs, args.data_dir or Path(tmp) / "data", embedder, source=args.embedder)
+        started = time.perf_counter()
+        report = engine.sync()
+        index_s = time.perf_counter() - started
+        started = time.perf_counter()
+        results = evaluate(engine, queries, qrels)
+        query_s = time.perf_counter() - started
+        engine.close()
+    print(
+        f"SciFact {args.split}: {len(queries)} queries, {files} documents ({report.chunks} chunks embedded "
+        f"in {index_s:.0f} s) · embedder {embedder.name} · commit {commit()}"
+    )
+    print()
+    print("| retrieval | nDCG@10 | Recall@100 |")
+    print("|---|---|---|")
+    for name in ("dense", "bm25", "hybrid"):
+        ndcg, recall = results[name]
+        print(f"| {name} | {ndcg:.3f} | {recall:.3f} |")
+    print(f"\n{query_s / len(queries) * 1000:.1f} ms per query (embedding + both retrievals)")
+
+
+if __name__ == "__main__":
+    main()
