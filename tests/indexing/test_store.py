@@ -8,6 +8,8 @@ import stat
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from ragdown.indexing.embedders.hashing import HashEmbedder
@@ -210,3 +212,29 @@ def test_compaction_indexes_new_rows_and_prunes_old_versions(
     store.compact()
     assert len(store.table.list_versions()) < versions_before
     assert store.count_rows() == 4
+
+
+def test_compaction_builds_a_cosine_vector_index_from_ten_thousand_rows(data_dir: Path) -> None:
+    dim = 8
+    store = ChunkStore(data_dir, current_meta("hash-8", dim))
+    schema = chunk_schema(dim)
+    rows = 10_000
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(rows, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    columns: dict[str, pa.Array] = {}
+    for field in schema:
+        if field.name == "vector":
+            columns[field.name] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), dim)
+        elif pa.types.is_string(field.type):
+            columns[field.name] = pa.array([f"{field.name}-{i}" for i in range(rows)])
+        else:
+            columns[field.name] = pa.array(np.arange(rows), type=field.type)
+    store.replace([], pa.Table.from_arrays(list(columns.values()), schema=schema))
+    store.compact()
+    assert sorted(store.list_index_columns()) == [["search_text"], ["vector"]]
+    vector_index = next(i for i in store.table.list_indices() if i.columns == ["vector"])
+    assert vector_index.index_type == "IvfFlat"
+    assert vector_index.index_details["metric_type"] == "COSINE"
+    nearest = store.dense(vectors[42], 1, None, ["id"]).to_pylist()[0]
+    assert nearest["id"] == "id-42"
