@@ -23,11 +23,11 @@ from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
 from ragdown.indexing.embedders import EmbedderError, create_embedder
+from ragdown.indexing.embedders.files import default_models_dir
 from ragdown.indexing.embedders.hub import (
     HubFile,
     HubModelSpec,
     default_hub_url,
-    default_models_dir,
     load_hub_model,
     model_dir,
 )

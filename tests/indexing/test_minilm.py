@@ -183,14 +183,6 @@ def test_the_environment_turns_the_int8_build_off(monkeypatch: pytest.MonkeyPatc
         load_minilm(1, tmp_path)
 
 
-def test_the_cache_defaults_to_the_models_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("RAGDOWN_MODELS", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert quantize.default_cache_dir() == tmp_path / "ragdown" / "models"
-    monkeypatch.setenv("RAGDOWN_MODELS", str(tmp_path / "elsewhere"))
-    assert quantize.default_cache_dir() == tmp_path / "elsewhere"
-
-
 def test_the_int8_build_agrees_with_the_packaged_model(int8: OnnxEmbedder, packaged: OnnxEmbedder) -> None:
     report = compare_embeddings(packaged, int8, SENTENCES)
     assert report.minimum >= 0.98, report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
@@ -27,3 +28,16 @@ def verify_file(path: Path, expected_sha256: str, what: str) -> Path:
             f"found {actual}); reinstall it or delete the file so it is fetched again"
         )
     return path
+
+
+MODELS_DIR_ENV = "RAGDOWN_MODELS"
+
+
+def default_models_dir() -> Path:
+    """`RAGDOWN_MODELS`, else `$XDG_CACHE_HOME/ragdown/models`, else `~/.cache/ragdown/models`."""
+    configured = os.environ.get(MODELS_DIR_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
+    return base / "ragdown" / "models"

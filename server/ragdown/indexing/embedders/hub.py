@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.embedders.files import sha256_file
+from ragdown.indexing.embedders.files import default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
 
 if TYPE_CHECKING:  # httpx loads only when something must be downloaded
@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # httpx loads only when something must be downloaded
 
 DEFAULT_HUB_URL = "https://huggingface.co"
 HUB_URL_ENV = "RAGDOWN_HUB_URL"
-MODELS_DIR_ENV = "RAGDOWN_MODELS"
 
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _REVISION_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -109,16 +108,6 @@ class HubModelSpec:
     @property
     def weights_sha256(self) -> str:
         return self.by_path[self.weights_file or self.model_file].sha256
-
-
-def default_models_dir() -> Path:
-    """`RAGDOWN_MODELS`, else `$XDG_CACHE_HOME/ragdown/models`, else `~/.cache/ragdown/models`."""
-    configured = os.environ.get(MODELS_DIR_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
-    return base / "ragdown" / "models"
 
 
 def default_hub_url() -> str:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.embedders.files import verify_file
+from ragdown.indexing.embedders.files import default_models_dir, verify_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, batch_feeds, load_tokenizer
 from ragdown.indexing.embedders.quantize import (
     CALIBRATION_TEXTS,
@@ -22,7 +22,6 @@ from ragdown.indexing.embedders.quantize import (
     QualityReport,
     QuantizedModel,
     compare_embeddings,
-    default_cache_dir,
     ensure_quantized,
 )
 
@@ -105,7 +104,7 @@ def _quantized(model: Path, tokenizer: Path, threads: int, cache_dir: Path | Non
     return ensure_quantized(
         model,
         MODEL_SHA256,
-        cache_dir or default_cache_dir(),
+        cache_dir or default_models_dir(),
         check,
         stem=QUANTIZED_STEM,
         calibration=[batch_feeds([e.ids]) for e in encodings],

@@ -793,19 +793,6 @@ def quantize_model(
 # --- the cache ---------------------------------------------------------------------------------------
 
 
-def default_cache_dir() -> Path:
-    """The folder hub models use: `RAGDOWN_MODELS`, else `$XDG_CACHE_HOME/ragdown/models`.
-
-    With neither set, `~/.cache/ragdown/models`.
-    """
-    configured = os.environ.get("RAGDOWN_MODELS", "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
-    return base / "ragdown" / "models"
-
-
 def cached_model_path(cache_dir: Path, stem: str, source_sha256: str) -> Path:
     return cache_dir / f"{stem}-{source_sha256[:12]}.onnx"
 
