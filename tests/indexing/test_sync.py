@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.meta import current_meta
 from ragdown.indexing.store import ChunkStore
-from ragdown.indexing.sync import Syncer
+from ragdown.indexing.sync import Syncer, SyncReport
 from tests.conftest import WriteDoc
 
 
@@ -36,6 +37,13 @@ class CountingEmbedder(HashEmbedder):
             raise RuntimeError("the endpoint refused this text")
         self.texts.extend(texts)
         return super().embed(texts, kind)
+
+    def start_held_sync(self, syncer: Syncer) -> Future[SyncReport]:
+        """Start a sync and return once it is waiting inside `embed`, until `gate` is set."""
+        self.gate = threading.Event()
+        running = syncer.request()
+        assert self.entered.wait(10)
+        return running
 
 
 @pytest.fixture
@@ -238,9 +246,7 @@ def test_callers_during_a_run_share_one_follow_up(
     syncer: Syncer, embedder: CountingEmbedder, write: WriteDoc
 ) -> None:
     write("a.md", "alpha")
-    embedder.gate = threading.Event()
-    first = syncer.request()
-    assert embedder.entered.wait(10)
+    first = embedder.start_held_sync(syncer)
     write("b.md", "beta")
     second = syncer.request()
     third = syncer.request()
@@ -272,9 +278,7 @@ def test_a_full_request_during_a_run_makes_the_follow_up_full(
     syncer: Syncer, embedder: CountingEmbedder, write: WriteDoc
 ) -> None:
     write("a.md", "alpha")
-    embedder.gate = threading.Event()
-    first = syncer.request()
-    assert embedder.entered.wait(10)
+    first = embedder.start_held_sync(syncer)
     plain = syncer.request()
     full = syncer.request(full=True)
     assert plain is full
@@ -290,9 +294,7 @@ def test_a_reader_mid_sync_sees_whole_files(
     syncer.sync()
     reader = ChunkStore(data_dir, current_meta("hash-384", 384), writable=False)
     write("a.md", "# A\nuno\n\n## Two\ndos\n\n## Three\ntres")
-    embedder.gate = threading.Event()
-    running = syncer.request()
-    assert embedder.entered.wait(10)
+    running = embedder.start_held_sync(syncer)
     assert reader.count_rows() == 2  # nothing deleted before the vectors exist
     embedder.gate.set()
     running.result(10)
