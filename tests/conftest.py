@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -54,8 +55,21 @@ def make_engine(docs: Path, data_dir: Path) -> Iterator[Callable[..., Engine]]:
         engine.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Model builds and downloads go to a folder of the test session, never the user's cache."""
+    folder = tmp_path_factory.mktemp("models")
+    previous = os.environ.get("RAGDOWN_MODELS")
+    os.environ["RAGDOWN_MODELS"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("RAGDOWN_MODELS", None)
+    else:
+        os.environ["RAGDOWN_MODELS"] = previous
+
+
 @pytest.fixture(scope="session")
-def minilm() -> Embedder:
+def minilm(models_dir: Path) -> Embedder:
     """The real packaged MiniLM, loaded once for the session."""
     from ragdown.indexing.embedders import create_embedder
 

@@ -73,7 +73,7 @@ class Engine:
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
         self.embedder = embedder
         self.watch = watch
-        meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source)
+        meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
         self.store = ChunkStore(data_dir, meta)
         self.syncer = Syncer(self.docs_dir, self.store, embedder)
         self.watcher: FolderWatcher | None = None

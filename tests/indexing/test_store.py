@@ -117,6 +117,7 @@ def test_only_the_full_text_index_exists_below_ten_thousand_rows(
         ({"chunker_version": 1}, "the chunker changed from v1 to v2"),
         ({"index_version": 4}, "the index layout changed from v4 to v5"),
         ({"dim": 8}, "the embedding dimension changed from 8 to 384"),
+        ({"max_chars": 1000}, "the chunk size changed from 1000 to 0 characters"),
     ],
 )
 def test_every_mismatch_rebuilds_a_writable_store(

@@ -25,11 +25,15 @@ class IndexMeta(BaseModel):
     index_version: int
     # SHA-256 of the model file the vectors came from ("" when not a local file); informative.
     model_sha256: str = ""
+    # The chunk size the embedder's window allows: a change re-chunks every file.
+    max_chars: int = 0
     # The name the embedder was chosen by (`minilm`, `openai:<model>`), so it can be loaded again.
     source: str = ""
 
 
-def current_meta(embedder: str, dim: int, model_sha256: str = "", source: str = "") -> IndexMeta:
+def current_meta(
+    embedder: str, dim: int, model_sha256: str = "", source: str = "", max_chars: int = 0
+) -> IndexMeta:
     return IndexMeta(
         embedder=embedder,
         dim=dim,
@@ -37,6 +41,7 @@ def current_meta(embedder: str, dim: int, model_sha256: str = "", source: str = 
         index_version=INDEX_VERSION,
         model_sha256=model_sha256,
         source=source,
+        max_chars=max_chars,
     )
 
 
@@ -73,6 +78,8 @@ def rebuild_reason(recorded: IndexMeta | None, wanted: IndexMeta) -> str | None:
         return f"the embedding dimension changed from {recorded.dim} to {wanted.dim}"
     if recorded.chunker_version != wanted.chunker_version:
         return f"the chunker changed from v{recorded.chunker_version} to v{wanted.chunker_version}"
+    if recorded.max_chars != wanted.max_chars:
+        return f"the chunk size changed from {recorded.max_chars} to {wanted.max_chars} characters"
     if recorded.index_version != wanted.index_version:
         return f"the index layout changed from v{recorded.index_version} to v{wanted.index_version}"
     return None

@@ -80,11 +80,12 @@ def batch_feeds(token_ids: Sequence[Sequence[int]]) -> Feeds:
 class OnnxEmbedder(Embedder):
     """One text per forward pass, `threads` passes at a time, pooled and L2-normalised.
 
-    Measured on 2 cores with MiniLM over Markdown chunks (bench/embed_speed.py): single-text passes on
-    one-thread sessions run side by side beat batches of 8-64 padded to their longest member with a
-    multi-threaded session, by about 1.5x for the float32 model and 1.4x for the int8 one: a batch's
-    activations (up to 64 x 256 x 1536 floats) spill out of cache and intra-op threads wait on each
-    other at every node, while one text's stay in L2 and the passes share nothing. A text alone also
+    Measured on 2 cores with MiniLM over Markdown chunks (bench/embed_speed.py --batch-sweep): two
+    single-text passes side by side on one-thread sessions beat length-sorted batches of 16/32/64
+    padded to their longest member through one session with 2 intra-op threads, by 1.4-2.3x for the
+    float32 model (13,900 against 10,200/8,700/6,100 chars/s) and 1.3-2x for the int8 one. A batch's
+    activations (up to 64 x 256 x 1536 floats) spill out of cache and intra-op threads meet at every
+    node, while one text's activations stay near L2 and the passes share nothing. A text alone also
     never sees a neighbour's padding or, in the int8 model, a neighbour's activation range, so its
     vector does not depend on the batch it came in.
     """
