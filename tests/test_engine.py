@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import DataDirError, Engine, check_data_dir
+from ragdown.engine import DataDirError, Engine, check_data_dir, default_data_dir
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from tests.conftest import WriteDoc
 
@@ -76,3 +76,15 @@ def test_open_uses_the_recorded_embedder(docs: Path, data_dir: Path, write: Writ
         assert again.store.count_rows() == 1
     finally:
         again.close()
+
+
+def test_the_default_data_dir_is_under_the_cache_and_differs_by_mode(
+    docs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    single = default_data_dir(docs)
+    folders = default_data_dir(docs, folders_mode=True)
+    assert single.parent == tmp_path / "cache" / "ragdown"
+    assert len(single.name) == 16
+    assert single != folders
+    assert default_data_dir(docs) == single

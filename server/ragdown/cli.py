@@ -14,8 +14,15 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ragdown import __version__
-from ragdown.engine import DataDirError, Engine, FolderNotFoundError, check_docs_dir, recorded_embedder
-from ragdown.folders.settings import ServerSettings, default_data_dir
+from ragdown.engine import (
+    DataDirError,
+    Engine,
+    FolderNotFoundError,
+    check_docs_dir,
+    default_data_dir,
+    recorded_embedder,
+)
+from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders import EmbedderError
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.indexing.sync import SyncProgress, SyncReport

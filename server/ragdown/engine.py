@@ -5,10 +5,12 @@ Every front end (CLI, HTTP, MCP) calls this; none re-implements what it does.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 
 from ragdown.indexing.embedders import Embedder, create_embedder
+from ragdown.indexing.embedders.files import cache_home
 from ragdown.indexing.meta import current_meta, read_meta
 from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
@@ -55,6 +57,12 @@ def check_data_dir(data_dir: Path, docs_dir: Path) -> Path:
             f"such as {docs_dir / '.ragdown'}"
         )
     return resolved
+
+
+def default_data_dir(docs_dir: Path, *, folders_mode: bool = False) -> Path:
+    """`~/.cache/ragdown/<16 hex>`: `serve` (folders) and single-folder modes never share an index."""
+    key = ("folders\0" if folders_mode else "") + str(docs_dir.resolve())
+    return cache_home() / "ragdown" / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def recorded_embedder(data_dir: Path) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 from pydantic import Field
@@ -21,14 +19,3 @@ class ServerSettings(BaseSettings):
     data_dir: Path | None = Field(default=None, description="where the index lives; default under ~/.cache")
     watch: bool = Field(default=True, description="false: sync only at start and on request")
     threads: int | None = Field(default=None, ge=1, description="ONNX Runtime threads; default all CPUs")
-
-
-def cache_home() -> Path:
-    configured = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return Path(configured) if configured else Path.home() / ".cache"
-
-
-def default_data_dir(docs_dir: Path, *, folders_mode: bool = False) -> Path:
-    """`~/.cache/ragdown/<16 hex>`: `serve` (folders) and single-folder modes never share an index."""
-    key = ("folders\0" if folders_mode else "") + str(docs_dir.resolve())
-    return cache_home() / "ragdown" / hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -33,11 +33,15 @@ def verify_file(path: Path, expected_sha256: str, what: str) -> Path:
 MODELS_DIR_ENV = "RAGDOWN_MODELS"
 
 
+def cache_home() -> Path:
+    """`$XDG_CACHE_HOME`, else `~/.cache`: where indexes and models live by default."""
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return Path(cache).expanduser() if cache else Path.home() / ".cache"
+
+
 def default_models_dir() -> Path:
     """`RAGDOWN_MODELS`, else `$XDG_CACHE_HOME/ragdown/models`, else `~/.cache/ragdown/models`."""
     configured = os.environ.get(MODELS_DIR_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(cache).expanduser() if cache else Path.home() / ".cache"
-    return base / "ragdown" / "models"
+    return cache_home() / "ragdown" / "models"
