@@ -16,7 +16,9 @@ from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
 from ragdown.search.filters import SearchFilters
-from ragdown.search.hybrid import Hit, hybrid_search
+from ragdown.search.hybrid import Hit
+from ragdown.search.pipeline import SearchOutcome, run_search
+from ragdown.search.policy import SearchPolicy
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +77,20 @@ class Engine:
     """The index of one folder: sync, watch, search."""
 
     def __init__(
-        self, docs_dir: Path, data_dir: Path, embedder: Embedder, *, source: str, watch: bool = True
+        self,
+        docs_dir: Path,
+        data_dir: Path,
+        embedder: Embedder,
+        *,
+        source: str,
+        watch: bool = True,
+        policy: SearchPolicy | None = None,
     ) -> None:
         self.docs_dir = check_docs_dir(docs_dir)
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
         self.embedder = embedder
         self.watch = watch
+        self.policy = policy or SearchPolicy()
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
         self.store = ChunkStore(data_dir, meta)
         self.syncer = Syncer(self.docs_dir, self.store, embedder)
@@ -110,8 +120,25 @@ class Engine:
     def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         return self.syncer.sync(full, progress)
 
-    def search(self, query: str, limit: int = 10, filters: SearchFilters | None = None) -> list[Hit]:
-        return hybrid_search(self.store, self.embedder, query, limit, filters)
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        policy: SearchPolicy | None = None,
+    ) -> list[Hit]:
+        return self.search_outcome(query, limit, filters, policy).hits
+
+    def search_outcome(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        policy: SearchPolicy | None = None,
+    ) -> SearchOutcome:
+        """The hits with what the pipeline decided (routed, abstained), under this engine's policy
+        unless `policy` overrides it."""
+        return run_search(self.store, self.embedder, query, limit, filters, policy or self.policy)
 
     def start(self) -> None:
         """As a server starts: the first sync in the background (searches answer meanwhile), then

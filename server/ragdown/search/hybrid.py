@@ -1,4 +1,4 @@
-"""Hybrid retrieval: a dense pool and a BM25 pool, pre-filtered, fused by RRF, returned as hits."""
+"""Retrieval: a dense pool and a BM25 pool, pre-filtered, each chunk with its cosine to the query."""
 
 from __future__ import annotations
 
@@ -6,15 +6,13 @@ import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.store import ChunkStore
-from ragdown.search.filters import SearchFilters, where_clause
-from ragdown.search.fusion import Candidate, rrf
+from ragdown.search.aliases import row_aliases
+from ragdown.search.fusion import Candidate, Rankings, Retrieved
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +25,7 @@ HIT_COLUMNS = [
     "line_start",
     "line_end",
     "tags",
+    "aliases",
     "created_by",
     "mtime_ms",
 ]
@@ -50,6 +49,7 @@ class Hit:
     tags: list[str] = field(default_factory=list)
     created_by: str = ""
     mtime_ms: float = 0.0
+    aliases: list[str] = field(default_factory=list)
 
 
 def pool_size(limit: int) -> int:
@@ -58,8 +58,6 @@ def pool_size(limit: int) -> int:
 
 # Dense and lexical retrieval run side by side: LanceDB releases the GIL while it searches.
 _RETRIEVERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragdown-retrieve")
-
-Ranking = list[tuple[dict[str, Any], float]]
 
 
 def _vectors(table: pa.Table) -> np.ndarray:
@@ -71,7 +69,7 @@ def _vectors(table: pa.Table) -> np.ndarray:
 
 def _lexical_ranking(
     store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
-) -> Ranking:
+) -> list[Retrieved]:
     try:
         table = store.lexical(query, pool, where, HIT_COLUMNS)
     except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
@@ -80,26 +78,26 @@ def _lexical_ranking(
     if table.num_rows == 0:
         return []
     similarities = _vectors(table) @ vector  # the same cosine the dense side reports: vectors are unit length
-    rows = table.drop_columns(["vector"]).to_pylist()
-    return list(zip(rows, similarities.tolist(), strict=True))
+    scores = table.column("_score").to_pylist()
+    rows = table.drop_columns(["vector", "_score"]).to_pylist()
+    return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
 
 
-def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str | None) -> Ranking:
+def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str | None) -> list[Retrieved]:
     table = store.dense(vector, pool, where, HIT_COLUMNS)
-    similarities = 1.0 - table.column("_distance").to_numpy()
-    return list(zip(table.to_pylist(), similarities.tolist(), strict=True))
+    similarities = (1.0 - table.column("_distance").to_numpy()).tolist()
+    rows = table.drop_columns(["_distance"]).to_pylist()
+    return [Retrieved(r, s, s) for r, s in zip(rows, similarities, strict=True)]
 
 
-def retrieve(
-    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
-) -> dict[str, Ranking]:
+def retrieve(store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None) -> Rankings:
     """The two rankings as (row, cosine similarity to the query); lexical only for a query with words."""
     lexical = (
         _RETRIEVERS.submit(_lexical_ranking, store, query, vector, pool, where)
         if _HAS_WORD_RE.search(query)
         else None
     )
-    rankings = {"dense": _dense_ranking(store, vector, pool, where)}
+    rankings: Rankings = {"dense": _dense_ranking(store, vector, pool, where)}
     if lexical is not None:
         rankings["lexical"] = lexical.result()
     return rankings
@@ -121,14 +119,5 @@ def to_hit(candidate: Candidate) -> Hit:
         tags=row["tags"].split(),
         created_by=row["created_by"],
         mtime_ms=float(row["mtime_ms"]),
+        aliases=row_aliases(row),
     )
-
-
-def hybrid_search(
-    store: ChunkStore, embedder: Embedder, query: str, limit: int, filters: SearchFilters | None = None
-) -> list[Hit]:
-    """The best `limit` chunks for `query`, superseded documents and filtered-out chunks excluded."""
-    vector = embedder.embed_query(query)
-    where = where_clause(filters or SearchFilters(), store.superseded_paths())
-    fused = rrf(retrieve(store, query, vector, pool_size(limit), where))
-    return [to_hit(c) for c in fused[:limit]]

@@ -1,0 +1,60 @@
+"""The search pipeline of BEHAVIOUR §3, composed from one module per rule.
+
+retrieve (pools, pre-filters) → abstain? → fuse (routed score fusion, or RRF + alias boost)
+→ per-document cap → limit → follow links.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragdown.indexing.embedders.base import Embedder
+from ragdown.indexing.store import ChunkStore
+from ragdown.search.abstention import knows_nothing
+from ragdown.search.aliases import boost_aliases
+from ragdown.search.caps import cap_per_document
+from ragdown.search.filters import SearchFilters, where_clause
+from ragdown.search.fusion import Candidate, Rankings, rrf, score_fusion
+from ragdown.search.hybrid import Hit, pool_size, retrieve, to_hit
+from ragdown.search.policy import SearchPolicy
+from ragdown.search.routing import is_routed
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """The hits, and what the pipeline decided on the way (for the query log and benchmarks)."""
+
+    hits: list[Hit]
+    routed: bool
+    abstained: bool
+    vector: np.ndarray
+
+
+def fuse(rankings: Rankings, query: str, policy: SearchPolicy) -> tuple[list[Candidate], bool]:
+    """Score fusion for a query that names something, else RRF with the alias boost."""
+    if policy.route_identifiers and is_routed(query):
+        return score_fusion(rankings), True
+    fused = rrf(rankings)
+    return (boost_aliases(fused, query) if policy.alias_boost else fused), False
+
+
+def run_search(
+    store: ChunkStore,
+    embedder: Embedder,
+    query: str,
+    limit: int,
+    filters: SearchFilters | None = None,
+    policy: SearchPolicy | None = None,
+) -> SearchOutcome:
+    policy = policy or SearchPolicy()
+    vector = embedder.embed_query(query)
+    where = where_clause(filters or SearchFilters(), store.superseded_paths())
+    rankings = retrieve(store, query, vector, pool_size(limit), where)
+    if policy.abstain and knows_nothing(rankings, embedder.min_score):
+        return SearchOutcome([], False, True, vector)
+    fused, routed = fuse(rankings, query, policy)
+    ranked = cap_per_document(fused, policy.max_per_document, lambda c: c.path)
+    hits = [to_hit(c) for c in ranked[:limit]]
+    return SearchOutcome(hits, routed, False, vector)
