@@ -6,7 +6,14 @@ import re
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+# A run of N backticks, the shortest text without a backtick, then the same N backticks.
+INLINE_CODE_RE = re.compile(r"(`+)[^`]*?\1")
 _NEWLINES_RE = re.compile(r"\r\n?")
+
+
+def blank_inline_code(line: str) -> str:
+    """Inline code spans replaced by as many spaces, so offsets in the line stay valid."""
+    return INLINE_CODE_RE.sub(lambda code: " " * len(code.group(0)), line)
 
 
 def split_lines(text: str) -> list[str]:

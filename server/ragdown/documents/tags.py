@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ragdown.documents.lines import FenceTracker
+from ragdown.documents.lines import INLINE_CODE_RE, FenceTracker
 
 _TAG_BODY_RE = re.compile(r"^[\w\-/]+$")
-_INLINE_CODE_RE = re.compile(r"(`+)[^`]*?\1")
 _INLINE_TAG_RE = re.compile(r"(?:^|\s)#([\w\-/]+)")
 _INDENTED_CODE_RE = re.compile(r"^( {4}|\t)")
 FRONT_MATTER_SPLIT = re.compile(r"[\s,]+")
@@ -37,7 +36,7 @@ def inline_tags(lines: list[str], body_start: int) -> list[str]:
     for line in lines[body_start:]:
         if fence.feed(line) or fence.open or _INDENTED_CODE_RE.match(line):
             continue
-        prose = _INLINE_CODE_RE.sub(" ", line)
+        prose = INLINE_CODE_RE.sub(" ", line)
         found.extend(match.group(1) for match in _INLINE_TAG_RE.finditer(prose))
     return found
 

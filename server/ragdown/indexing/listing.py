@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
+from ragdown.documents.links import MARKDOWN_RE
 
 
 @dataclass(frozen=True)

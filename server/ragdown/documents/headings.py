@@ -1,0 +1,39 @@
+"""§6.3 heading ranges: the lines under a heading, for `Note#Heading` reads and appends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragdown.documents.lines import HEADING_RE, FenceTracker, split_lines
+
+
+def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int] | None:
+    """The 1-based inclusive lines from the heading `anchor` names to the line before the next
+    heading of its level or above (or the last line). None when no heading outside a fence matches.
+
+    In `A#B` only the last part, `B`, is matched: the first heading with that text wins, whatever
+    section it sits under. The comparison trims and lowercases both sides.
+    """
+    wanted = anchor.rsplit("#", 1)[-1].strip().lower()
+    if not wanted:
+        return None  # an empty anchor names no heading; the caller reads the whole document
+    fence = FenceTracker()
+    start: int | None = None
+    level = 0
+    for number, line in enumerate(lines, start=1):
+        if fence.feed(line) or fence.open:
+            continue
+        match = HEADING_RE.match(line)
+        if match is None:
+            continue
+        if start is None:
+            if match.group(2).strip().lower() == wanted:
+                start, level = number, len(match.group(1))
+        elif len(match.group(1)) <= level:
+            return start, number - 1
+    return None if start is None else (start, len(lines))
+
+
+def heading_range(text: str, anchor: str) -> tuple[int, int] | None:
+    """`heading_range_in_lines` over a document's text, split as §1.1 splits it."""
+    return heading_range_in_lines(split_lines(text), anchor)
