@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,8 +46,8 @@ def make_engine(docs: Path, data_dir: Path) -> Iterator[Callable[..., Engine]]:
     """Engines over the fixture folder with the hash embedder unless told otherwise; closed at the end."""
     opened: list[Engine] = []
 
-    def make(embedder: Embedder | None = None, source: str = "hash") -> Engine:
-        engine = Engine(docs, data_dir, embedder or HashEmbedder(), source=source)
+    def make(embedder: Embedder | None = None, source: str = "hash", **options: Any) -> Engine:
+        engine = Engine(docs, data_dir, embedder or HashEmbedder(), source=source, **options)
         opened.append(engine)
         return engine
 

@@ -87,7 +87,7 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     wanted = args.embedder or settings.embedder
     before = recorded_embedder(data_dir)
-    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, watch=settings.watch)
+    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings)
     if engine.rebuilt_because:
         reason = engine.rebuilt_because
         if before and wanted and before != wanted:

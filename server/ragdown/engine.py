@@ -7,18 +7,28 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ragdown.folders.config import FOLDER_CONFIG, hook_layer
+from ragdown.folders.settings import ServerSettings
+from ragdown.hook.context import ContextFormat, ContextResult, build_context
+from ragdown.hook.memory import LruSessionMemory, SessionMemory, session_key
+from ragdown.hook.settings import HookSettings
+from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.embedders.files import cache_home
 from ragdown.indexing.meta import current_meta, read_meta
 from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
-from ragdown.search.filters import SearchFilters
+from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
 from ragdown.search.policy import SearchPolicy
+from ragdown.search.query_log import LOG_NAME, QueryLog
 
 log = logging.getLogger(__name__)
 
@@ -83,14 +93,27 @@ class Engine:
         embedder: Embedder,
         *,
         source: str,
-        watch: bool = True,
+        watch: bool | None = None,
+        settings: ServerSettings | None = None,
         policy: SearchPolicy | None = None,
+        memory: SessionMemory | None = None,
+        server_config: Path | None = None,
     ) -> None:
+        """`settings` defaults to the environment's; `server_config` is the saved server settings
+        file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
         self.docs_dir = check_docs_dir(docs_dir)
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
         self.embedder = embedder
-        self.watch = watch
-        self.policy = policy or SearchPolicy()
+        self.settings = settings or ServerSettings()
+        self.watch = self.settings.watch if watch is None else watch
+        self.policy = policy or SearchPolicy(
+            max_per_document=self.settings.max_per_document,
+            follow_links=self.settings.follow_links,
+            abstain=self.settings.abstain,
+        )
+        self.memory: SessionMemory = memory or LruSessionMemory()
+        self.server_config = server_config
+        self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
         self.store = ChunkStore(data_dir, meta)
         self.syncer = Syncer(self.docs_dir, self.store, embedder)
@@ -103,12 +126,14 @@ class Engine:
         data_dir: Path,
         embedder_name: str | None = None,
         threads: int | None = None,
-        watch: bool = True,
+        watch: bool | None = None,
+        settings: ServerSettings | None = None,
     ) -> Engine:
         """Open with `embedder_name`, else the embedder the index was built with, else the default."""
         check_data_dir(data_dir, check_docs_dir(docs_dir))
         name = embedder_name or recorded_embedder(data_dir) or "minilm"
-        return cls(docs_dir, data_dir, create_embedder(name, threads=threads), source=name, watch=watch)
+        embedder = create_embedder(name, threads=threads)
+        return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings)
 
     @property
     def rebuilt_because(self) -> str | None:
@@ -139,6 +164,57 @@ class Engine:
         """The hits with what the pipeline decided (routed, abstained), under this engine's policy
         unless `policy` overrides it."""
         return run_search(self.store, self.embedder, query, limit, filters, policy or self.policy)
+
+    def recall(
+        self, query: str, limit: int = 10, filters: SearchFilters | None = None, *, kind: str = "recall"
+    ) -> list[Hit]:
+        """A search as an agent or person asks it: under this engine's policy, logged when enabled."""
+        started = time.perf_counter()
+        hits = self.search(query, limit, filters)
+        if self.query_log is not None:
+            elapsed = (time.perf_counter() - started) * 1000
+            self.query_log.search(kind, "", query, filter_fields(filters), elapsed, hits)
+        return hits
+
+    def hook_settings(self, call: Mapping[str, Any] | None = None) -> HookSettings:
+        """Argument > the folder's `.ragdown.json` > saved server settings > environment > the
+        embedder's own min_score; the files are re-read on every call."""
+        layers = [hook_layer(self.docs_dir / FOLDER_CONFIG)]
+        if self.server_config is not None:
+            layers.append(hook_layer(self.server_config))
+        layers.append(self.settings.hook_layer())
+        return resolve_hook(call or {}, layers, self.embedder.min_score)
+
+    def context(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        reset: bool = False,
+        output: ContextFormat = "text",
+        overrides: Mapping[str, Any] | None = None,
+    ) -> ContextResult:
+        """`ragdown_context` for this folder: the related sections not yet given to the session."""
+        started = time.perf_counter()
+        settings = self.hook_settings(overrides)
+        result = build_context(
+            prompt,
+            recall=lambda query, limit: self.search(query, limit),
+            settings=settings,
+            memory=self.memory,
+            key=session_key("", session_id) if session_id else None,
+            source=str(self.docs_dir),
+            text_limit=self.settings.text_limit,
+            max_per_document=self.policy.max_per_document,
+            reset=reset,
+            output=output,
+        )
+        if self.query_log is not None and result.searched:
+            elapsed = (time.perf_counter() - started) * 1000
+            self.query_log.context(
+                "", prompt.strip(), elapsed, result.candidates, result.dropped, result.injected
+            )
+        return result
 
     def start(self) -> None:
         """As a server starts: the first sync in the background (searches answer meanwhile), then

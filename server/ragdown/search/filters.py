@@ -20,6 +20,14 @@ class SearchFilters:
     written_by: WrittenBy | None = None
 
 
+def filter_fields(filters: SearchFilters | None) -> dict[str, str]:
+    """The filters that narrow a search, by name (for the query log)."""
+    if filters is None:
+        return {}
+    fields = {"path_prefix": filters.path_prefix, "tag": filters.tag, "written_by": filters.written_by or ""}
+    return {key: value for key, value in fields.items() if value}
+
+
 class FilterError(ValueError):
     """A filter value that cannot match anything the way it was written."""
 

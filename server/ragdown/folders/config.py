@@ -1,0 +1,35 @@
+"""Settings files, read leniently: `.ragdown.json` (a folder's own) and `.ragdown-server.json` (saved
+server settings). Both are re-read on every hook call, so an edit applies to the next prompt; a
+missing, unreadable or malformed file counts as empty rather than breaking the hook."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+FOLDER_CONFIG = ".ragdown.json"
+SERVER_CONFIG = ".ragdown-server.json"
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The file's JSON object, or {} when it is absent, a symlink, unreadable or not an object."""
+    try:
+        if path.is_symlink():
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        log.warning("ignoring %s: %s", path, error)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def hook_layer(path: Path) -> dict[str, Any]:
+    """The `hook` object of a settings file ({} when it has none or it is not an object)."""
+    hook = read_json_object(path).get("hook")
+    return hook if isinstance(hook, dict) else {}

@@ -1,0 +1,66 @@
+"""Per-session hook memory (BEHAVIOUR §4.3): which chunks a session was already given.
+
+Behind a small interface so that, with several replicas, the primary can hold it for all of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Protocol
+
+MAX_SESSIONS = 200
+ROOT_KEY_PREFIX = "*"  # a root /mcp call without a folder has a memory of its own
+
+
+def session_key(scope: str, session_id: str) -> str:
+    """One memory per endpoint: a folder, a subfolder and the root never share one."""
+    return f"{scope}\0{session_id}"
+
+
+class SessionMemory(Protocol):
+    def seen(self, key: str) -> frozenset[str]:
+        """The chunk ids given to this session (marks it most recently used)."""
+        ...
+
+    def add(self, key: str, ids: Iterable[str]) -> None: ...
+
+    def forget(self, key: str) -> None: ...
+
+
+class LruSessionMemory:
+    """In-process memory: at most `max_sessions`; a new one evicts the least recently used."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[str, set[str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _touch(self, key: str) -> set[str]:
+        ids = self._sessions.get(key)
+        if ids is None:
+            ids = self._sessions[key] = set()
+            while len(self._sessions) > self.max_sessions:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(key)
+        return ids
+
+    def seen(self, key: str) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._touch(key))
+
+    def add(self, key: str, ids: Iterable[str]) -> None:
+        with self._lock:
+            self._touch(key).update(ids)
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._sessions

@@ -1,0 +1,116 @@
+"""The query log (BEHAVIOUR §3.7): one JSON line per search, hook call or read; never document text.
+
+Off by default (`RAGDOWN_QUERY_LOG`). At 10 MB the file becomes `query-log.jsonl.1` (replacing an
+older one) and a new file starts, so the log never holds more than about 20 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragdown.search.hybrid import Hit
+
+log = logging.getLogger(__name__)
+
+LOG_NAME = "query-log.jsonl"
+MAX_BYTES = 10 * 1024 * 1024
+
+
+def hit_entry(hit: Hit) -> dict[str, Any]:
+    return {
+        "path": hit.path,
+        "start": hit.line_start,
+        "end": hit.line_end,
+        "similarity": round(hit.similarity, 4),
+        "score": round(hit.score, 5),
+    }
+
+
+class QueryLog:
+    """Appends events to `<data_dir>/query-log.jsonl`; thread-safe, rotation included."""
+
+    def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+
+    @property
+    def rotated_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".1")
+
+    def write(self, event: Mapping[str, Any]) -> None:
+        line = json.dumps(
+            {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **event}, ensure_ascii=False
+        )
+        data = (line + "\n").encode("utf-8")
+        try:
+            with self._lock:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    size = self.path.stat().st_size
+                except FileNotFoundError:
+                    size = 0
+                if size and size + len(data) > self.max_bytes:
+                    os.replace(self.path, self.rotated_path)
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                try:
+                    os.write(fd, data)
+                finally:
+                    os.close(fd)
+        except OSError as error:  # a full disk must not fail the search it records
+            log.warning("could not write the query log %s: %s", self.path, error)
+
+    def search(
+        self,
+        kind: str,
+        folder: str,
+        query: str,
+        filters: Mapping[str, Any],
+        latency_ms: float,
+        hits: list[Hit],
+    ) -> None:
+        self.write(
+            {
+                "kind": kind,
+                "folder": folder,
+                "query": query,
+                "filters": dict(filters),
+                "latency_ms": round(latency_ms, 1),
+                "hits": [hit_entry(h) for h in hits],
+            }
+        )
+
+    def context(
+        self,
+        folder: str,
+        query: str,
+        latency_ms: float,
+        hits: list[Hit],
+        dropped: Mapping[str, str],
+        injected: list[Hit],
+    ) -> None:
+        by_id = {h.id: h for h in hits}
+        self.write(
+            {
+                "kind": "context",
+                "folder": folder,
+                "query": query,
+                "filters": {},
+                "latency_ms": round(latency_ms, 1),
+                "hits": [hit_entry(h) for h in hits],
+                "dropped": [
+                    {**hit_entry(by_id[i]), "reason": reason} for i, reason in dropped.items() if i in by_id
+                ],
+                "injected": [hit_entry(h) for h in injected],
+            }
+        )
+
+    def read(self, path: str, start: int, end: int) -> None:
+        self.write({"kind": "read", "path": path, "start": start, "end": end})

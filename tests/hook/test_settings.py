@@ -1,0 +1,70 @@
+"""Hook settings layering (BEHAVIOUR §4.1): argument > folder > saved > environment > default."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ragdown.hook.settings import HookSettings, hook_value_error, resolve, valid_overrides
+
+
+def test_defaults_and_the_embedders_own_min_score() -> None:
+    assert resolve({}, [], 0.55) == HookSettings(top_k=4, min_score=0.55, min_ratio=0.95, max_chars=6000)
+
+
+def test_each_key_comes_from_the_first_layer_that_sets_it() -> None:
+    call = {"top_k": 1}
+    folder = {"top_k": 6, "min_score": 0.75}
+    saved = {"min_score": 0.6, "min_ratio": 0.5}
+    env = {"min_ratio": 0.9, "max_chars": 100}
+    assert resolve(call, [folder, saved, env], 0.3) == HookSettings(1, 0.75, 0.5, 100)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("min_score", "high"),
+        ("min_score", math.inf),
+        ("min_score", math.nan),
+        ("min_score", None),
+        ("min_ratio", 1.5),
+        ("min_ratio", -0.1),
+        ("top_k", -1),
+        ("top_k", 2.5),
+        ("top_k", True),
+        ("max_chars", "6000"),
+    ],
+)
+def test_an_invalid_value_is_skipped_so_the_next_layer_applies(key: str, value: object) -> None:
+    assert hook_value_error(key, value) is not None
+    assert valid_overrides({key: value}) == {}
+    settings = resolve(
+        {}, [{key: value}, {"top_k": 3, "min_score": 0.4, "min_ratio": 0.2, "max_chars": 50}], 0.9
+    )
+    assert settings == HookSettings(3, 0.4, 0.2, 50)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("min_score", -2.0),
+        ("min_score", 1),
+        ("min_ratio", 0),
+        ("min_ratio", 1),
+        ("top_k", 0),
+        ("max_chars", 7.0),
+    ],
+)
+def test_valid_edge_values(key: str, value: float) -> None:
+    assert hook_value_error(key, value) is None
+
+
+def test_a_layer_that_is_not_an_object_is_empty() -> None:
+    assert valid_overrides(["top_k", 3]) == {}
+    assert valid_overrides(None) == {}
+    assert resolve({}, [[], "x"], 0.5).top_k == 4  # type: ignore[list-item]
+
+
+def test_unknown_keys_are_ignored() -> None:
+    assert valid_overrides({"top_k": 2, "colour": "red"}) == {"top_k": 2}
