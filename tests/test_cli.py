@@ -163,3 +163,88 @@ def test_the_bundled_examples_answer_a_search(tmp_path: Path, capsys: pytest.Cap
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits[0]["path"] == "ops/postgres-backups.md"
     assert hits[0]["heading"] == "Postgres backups › Restore"
+
+
+def test_batch_search_answers_each_line_like_a_single_search(
+    docs: Path, data_dir: Path, tmp_path: Path, write: WriteDoc
+) -> None:
+    write("ops/cache.md", "# Cache\n## Redis eviction\nRedis evicts keys by maxmemory-policy.")
+    write("ops/backups.md", "# Backups\n## Restore\nRun pg_restore into a fresh database.")
+    write("notes/food.md", "# Pancakes\nFlour, eggs, milk.")
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"id": "q1", "query": "redis eviction"},
+        {"id": 2, "query": "restore a database"},
+        {"id": "q3", "query": "pancake recipe"},
+    ]
+    queries.write_text("\n".join(json.dumps(q) for q in lines) + "\n\n", encoding="utf-8")
+    common = ["--data-dir", str(data_dir), "--embedder", "hash", "--top-k", "2"]
+    batch = run_cli("search", str(docs), "--queries", str(queries), *common)
+    assert batch.returncode == 0, batch.stderr
+    answers = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [a["id"] for a in answers] == ["q1", 2, "q3"]
+    assert [list(a) for a in answers] == [["id", "hits"]] * 3
+    assert [a["hits"][0]["path"] for a in answers] == ["ops/cache.md", "ops/backups.md", "notes/food.md"]
+    single = run_cli("search", str(docs), "restore a database", *common)
+    assert json.loads(single.stdout)["hits"] == answers[1]["hits"]
+
+
+def test_batch_search_reads_stdin(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("a.md", "# Kestrel\nKestrel ingest pipeline")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragdown.cli",
+            "search",
+            str(docs),
+            "--queries",
+            "-",
+            "--data-dir",
+            str(data_dir),
+            "--embedder",
+            "hash",
+        ],
+        input='{"id": "x", "query": "kestrel ingest"}\n',
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"][0]["path"] == "a.md"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"id": 1, "query": "ok"}\nnot json\n', "line 2 is not JSON"),
+        ('{"query": "no id"}\n', 'line 1 must be an object with "id"'),
+        ('{"id": 1, "query": 5}\n', 'a string "query"'),
+        ('["id", "query"]\n', "must be an object"),
+        ('{"id": 1, "query": "  "}\n', "line 1 has an empty query"),
+    ],
+)
+def test_batch_search_refuses_a_bad_queries_file_before_loading_anything(
+    docs: Path, data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(content, encoding="utf-8")
+    assert main(["search", str(docs), "--queries", str(queries), "--data-dir", str(data_dir)]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert not data_dir.exists()  # refused before the index was opened
+
+
+def test_search_wants_a_query_or_a_queries_file_not_both(
+    docs: Path, data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", str(docs), "--data-dir", str(data_dir)]) == 2
+    assert "either a QUERY or --queries FILE" in capsys.readouterr().err
+    assert (
+        main(["search", str(docs), "x", "--queries", str(tmp_path / "q"), "--data-dir", str(data_dir)]) == 2
+    )
+    assert "not both" in capsys.readouterr().err
+    assert main(["search", str(docs), "--queries", str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read the queries file" in capsys.readouterr().err

@@ -114,20 +114,54 @@ def command_index(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
+def read_queries(source: str) -> list[tuple[Any, str]]:
+    """`{"id", "query"}` JSON lines, all checked before the model loads; blank lines are skipped."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"cannot read the queries file {source}: {error}") from None
+    queries: list[tuple[Any, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CliError(
+                f"{source} line {number} is not JSON ({error.msg}); write one object per line"
+            ) from None
+        if not isinstance(entry, dict) or "id" not in entry or not isinstance(entry.get("query"), str):
+            raise CliError(f'{source} line {number} must be an object with "id" and a string "query"')
+        if not entry["query"].strip():
+            raise CliError(f"{source} line {number} has an empty query")
+        queries.append((entry["id"], entry["query"]))
+    return queries
+
+
 def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     if not 1 <= args.top_k <= MAX_TOP_K:
         raise CliError(f"--top-k must be between 1 and {MAX_TOP_K}, got {args.top_k}")
-    if not args.query.strip():
+    if (args.query is None) == (args.queries is None):
+        raise CliError('pass either a QUERY or --queries FILE (JSON lines of {"id", "query"}), not both')
+    if args.query is not None and not args.query.strip():
         raise CliError("the query is empty; pass the words to search for")
+    batch = read_queries(args.queries) if args.queries is not None else None
+    filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
     engine = open_engine(args, settings)
     try:
         if engine.is_empty():
             sync_with_progress(engine)
-        filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
-        hits = engine.search(args.query, args.top_k, filters)
+        if batch is None:
+            hits = engine.search(args.query, args.top_k, filters)
+            print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+            return 0
+        for query_id, query in batch:
+            hits = engine.search(query, args.top_k, filters)
+            line = json.dumps({"id": query_id, "hits": [hit_json(h) for h in hits]}, ensure_ascii=False)
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
     finally:
         engine.close()
-    print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
     return 0
 
 
@@ -153,7 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     search = folder_command(
         "search", "Search DOCS (indexing it first if it has no index) and print hits as JSON."
     )
-    search.add_argument("query", metavar="QUERY")
+    search.add_argument("query", metavar="QUERY", nargs="?", help="the words to search for")
+    search.add_argument(
+        "--queries",
+        metavar="FILE",
+        help='JSON lines of {"id", "query"} (- for stdin): one {"id", "hits"} line each, one model load',
+    )
     search.add_argument("--top-k", type=int, default=10, help=f"hits to return, 1-{MAX_TOP_K} (default 10)")
     search.add_argument("--path-prefix", help="only paths starting with this prefix")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
