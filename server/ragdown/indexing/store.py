@@ -97,6 +97,7 @@ class ChunkStore:
         self.rebuilt_because: str | None = None
         self.keep_versions_for = KEEP_VERSIONS_FOR
         self._superseded: frozenset[str] | None = None
+        self._aliases: dict[str, list[str]] | None = None
         self._lock = threading.Lock()
         if writable:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -165,6 +166,24 @@ class ChunkStore:
             self._superseded = cached
         return cached
 
+    def document_aliases(self) -> dict[str, list[str]]:
+        """Every indexed path with its aliases (read from chunk 0); cached until the next write."""
+        cached = self._aliases
+        if cached is None:
+            rows = self._scan(["path", "aliases"], "chunk_index = 0")
+            cached = {
+                path: [a for a in aliases.split("\n") if a]
+                for path, aliases in zip(
+                    *(rows.column(c).to_pylist() for c in ("path", "aliases")), strict=True
+                )
+            }
+            self._aliases = cached
+        return cached
+
+    def chunks(self, columns: list[str], where: str) -> pa.Table:
+        """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
+        return self._scan(columns, where)
+
     def dense(self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]) -> pa.Table:
         """The nearest chunks by cosine distance (`_distance`), pre-filtered by `where`."""
         query = self.table.search(vector, vector_column_name="vector").distance_type("cosine")
@@ -194,13 +213,13 @@ class ChunkStore:
                 self.table.delete(sql_in("path", paths))
             if rows is not None and rows.num_rows:
                 self.table.add(rows)
-            self._superseded = None
+            self._superseded = self._aliases = None
 
     def delete_all(self) -> None:
         self._require_writable()
         with self._lock:
             self.table.delete("true")
-            self._superseded = None
+            self._superseded = self._aliases = None
 
     def compact(self) -> None:
         """Optimise (merges fragments, brings the FTS index up to date), drop versions older than 60 s,

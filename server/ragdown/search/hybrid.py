@@ -60,7 +60,7 @@ def pool_size(limit: int) -> int:
 _RETRIEVERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragdown-retrieve")
 
 
-def _vectors(table: pa.Table) -> np.ndarray:
+def vectors_of(table: pa.Table) -> np.ndarray:
     column = table.column("vector").combine_chunks()
     return np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
         len(table), -1
@@ -77,7 +77,9 @@ def _lexical_ranking(
         return []
     if table.num_rows == 0:
         return []
-    similarities = _vectors(table) @ vector  # the same cosine the dense side reports: vectors are unit length
+    similarities = (
+        vectors_of(table) @ vector
+    )  # the same cosine the dense side reports: vectors are unit length
     scores = table.column("_score").to_pylist()
     rows = table.drop_columns(["vector", "_score"]).to_pylist()
     return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]

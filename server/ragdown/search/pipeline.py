@@ -1,7 +1,7 @@
 """The search pipeline of BEHAVIOUR §3, composed from one module per rule.
 
 retrieve (pools, pre-filters) → abstain? → fuse (routed score fusion, or RRF + alias boost)
-→ per-document cap → limit → follow links.
+→ per-document cap → limit → follow links (within the linking document's folder).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import SearchFilters, where_clause
 from ragdown.search.fusion import Candidate, Rankings, rrf, score_fusion
 from ragdown.search.hybrid import Hit, pool_size, retrieve, to_hit
+from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
 
@@ -47,6 +48,7 @@ def run_search(
     limit: int,
     filters: SearchFilters | None = None,
     policy: SearchPolicy | None = None,
+    folder_of: FolderOf = whole_index,
 ) -> SearchOutcome:
     policy = policy or SearchPolicy()
     vector = embedder.embed_query(query)
@@ -57,4 +59,7 @@ def run_search(
     fused, routed = fuse(rankings, query, policy)
     ranked = cap_per_document(fused, policy.max_per_document, lambda c: c.path)
     hits = [to_hit(c) for c in ranked[:limit]]
+    if policy.follow_links > 0:
+        resolver = LinkResolver(store.document_aliases(), folder_of)
+        hits = follow_links(hits, policy.follow_links, resolver, store, where, vector, limit)
     return SearchOutcome(hits, routed, False, vector)
