@@ -183,7 +183,7 @@ class Engine:
         if self.server_config is not None:
             layers.append(hook_layer(self.server_config))
         layers.append(self.settings.hook_layer())
-        return resolve_hook(call or {}, layers, self.embedder.min_score)
+        return resolve_hook(call or {}, layers, self.embedder.min_score, self.embedder.min_ratio)
 
     def context(
         self,

@@ -1,7 +1,8 @@
 """Hook settings (BEHAVIOUR §4.1): each of top_k, min_score, min_ratio, max_chars resolved on its own.
 
 First match wins: the call's argument, the folder's `.ragdown.json` `hook`, the server's saved
-`hook`, the environment, the built-in default (min_score: the embedder's own measured floor).
+`hook`, the environment, the built-in default (min_score and min_ratio: the embedder's own
+measured values, since both depend on how the model spreads its cosines).
 A settings-file value that is not valid for its key is skipped, so the next layer applies.
 """
 
@@ -47,13 +48,16 @@ def valid_overrides(raw: object) -> dict[str, float]:
 
 
 def resolve(
-    call: Mapping[str, Any], layers: Sequence[Mapping[str, Any]], default_min_score: float
+    call: Mapping[str, Any],
+    layers: Sequence[Mapping[str, Any]],
+    default_min_score: float,
+    default_min_ratio: float = DEFAULT_MIN_RATIO,
 ) -> HookSettings:
     """Each key from the first of `call`, then `layers` (most specific first), that sets it validly."""
     defaults: dict[str, float] = {
         "top_k": DEFAULT_TOP_K,
         "min_score": default_min_score,
-        "min_ratio": DEFAULT_MIN_RATIO,
+        "min_ratio": default_min_ratio,
         "max_chars": DEFAULT_MAX_CHARS,
     }
     chosen: dict[str, float] = {}

@@ -21,14 +21,16 @@ class Embedder(ABC):
 
     `name` is what the index records in meta.json: an index built by one name is never searched
     with another. `max_chars` is the chunk size that fits the model's token window, `min_score` the
-    hook's default cosine gate, and `unrelated` the best cosine an off-topic prompt reaches (the hook
-    warns when `min_score` is at or below it).
+    hook's default cosine gate (and the strong match abstention asks for), `min_ratio` the hook's
+    default share of the best hit's cosine, and `unrelated` the best cosine an off-topic prompt
+    reaches (the hook warns when `min_score` is at or below it).
     """
 
     name: str
     dim: int
     max_chars: int = 1500
     min_score: float = 0.5
+    min_ratio: float = 0.95
     unrelated: float = 0.3
 
     @abstractmethod

@@ -34,6 +34,7 @@ class OnnxModelSpec:
     max_chars: int
     min_score: float
     unrelated: float
+    min_ratio: float = 0.95
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -109,6 +110,7 @@ class OnnxEmbedder(Embedder):
         self.dim = spec.dim
         self.max_chars = spec.max_chars
         self.min_score = spec.min_score
+        self.min_ratio = spec.min_ratio
         self.unrelated = spec.unrelated
         self.model_path = model_path
         self.threads = max(1, threads)
