@@ -22,6 +22,7 @@ from ragdown.engine import (
     default_data_dir,
     recorded_embedder,
 )
+from ragdown.folders.scope import ScopeError
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders import EmbedderError
 from ragdown.indexing.store import IndexNotReadyError
@@ -152,11 +153,11 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
         if engine.is_empty():
             sync_with_progress(engine)
         if batch is None:
-            hits = engine.search(args.query, args.top_k, filters)
+            hits = engine.recall(args.query, args.top_k, filters, kind="cli")
             print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
             return 0
         for query_id, query in batch:
-            hits = engine.search(query, args.top_k, filters)
+            hits = engine.recall(query, args.top_k, filters, kind="cli")
             line = json.dumps({"id": query_id, "hits": [hit_json(h) for h in hits]}, ensure_ascii=False)
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
@@ -194,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='JSON lines of {"id", "query"} (- for stdin): one {"id", "hits"} line each, one model load',
     )
     search.add_argument("--top-k", type=int, default=10, help=f"hits to return, 1-{MAX_TOP_K} (default 10)")
-    search.add_argument("--path-prefix", help="only paths starting with this prefix")
+    search.add_argument("--path-prefix", help="only documents under this folder (like ops/db)")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
     return parser
@@ -223,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         EmbedderError,
         IndexNotReadyError,
         FilterError,
+        ScopeError,
     ) as error:
         print(f"ragdown: {error}", file=sys.stderr)
         return 2

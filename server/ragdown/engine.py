@@ -9,10 +9,12 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ragdown.folders.config import FOLDER_CONFIG, hook_layer
+from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
 from ragdown.hook.memory import LruSessionMemory, SessionMemory, session_key
@@ -166,20 +168,34 @@ class Engine:
         return run_search(self.store, self.embedder, query, limit, filters, policy or self.policy)
 
     def recall(
-        self, query: str, limit: int = 10, filters: SearchFilters | None = None, *, kind: str = "recall"
+        self,
+        query: str,
+        limit: int = 10,
+        filters: SearchFilters | None = None,
+        *,
+        scope: Scope | None = None,
+        kind: str = "recall",
     ) -> list[Hit]:
-        """A search as an agent or person asks it: under this engine's policy, logged when enabled."""
+        """A search as an agent or person asks it, inside `scope`: `filters.path_prefix` is read
+        relative to the scope and hit paths come back relative to it. Logged when enabled."""
+        scope = scope or Scope()
         started = time.perf_counter()
-        hits = self.search(query, limit, filters)
+        asked = filters or SearchFilters()
+        effective = replace(asked, path_prefix=scope.search_prefix(asked.path_prefix))
+        hits = [replace(h, path=scope.relative(h.path)) for h in self.search(query, limit, effective)]
         if self.query_log is not None:
             elapsed = (time.perf_counter() - started) * 1000
-            self.query_log.search(kind, "", query, filter_fields(filters), elapsed, hits)
+            self.query_log.search(kind, scope.dir, query, filter_fields(filters), elapsed, hits)
         return hits
 
-    def hook_settings(self, call: Mapping[str, Any] | None = None) -> HookSettings:
+    def hook_settings(
+        self, call: Mapping[str, Any] | None = None, scope: Scope | None = None
+    ) -> HookSettings:
         """Argument > the folder's `.ragdown.json` > saved server settings > environment > the
-        embedder's own min_score; the files are re-read on every call."""
-        layers = [hook_layer(self.docs_dir / FOLDER_CONFIG)]
+        embedder's own values; the files are re-read on every call. The folder is the scope's
+        top-level directory (the docs dir itself when it is served as one folder)."""
+        top = scope.dir.split("/")[0] if scope and scope.dir else ""
+        layers = [hook_layer(self.docs_dir / top / FOLDER_CONFIG)]
         if self.server_config is not None:
             layers.append(hook_layer(self.server_config))
         layers.append(self.settings.hook_layer())
@@ -193,17 +209,23 @@ class Engine:
         reset: bool = False,
         output: ContextFormat = "text",
         overrides: Mapping[str, Any] | None = None,
+        scope: Scope | None = None,
     ) -> ContextResult:
-        """`ragdown_context` for this folder: the related sections not yet given to the session."""
+        """`ragdown_context` for `scope`: the related sections not yet given to the session, with
+        paths relative to the scope and a memory of the scope's own."""
+        scope = scope or Scope()
         started = time.perf_counter()
-        settings = self.hook_settings(overrides)
+        settings = self.hook_settings(overrides, scope)
+        filters = SearchFilters(path_prefix=scope.search_prefix())
         result = build_context(
             prompt,
-            recall=lambda query, limit: self.search(query, limit),
+            recall=lambda query, limit: [
+                replace(h, path=scope.relative(h.path)) for h in self.search(query, limit, filters)
+            ],
             settings=settings,
             memory=self.memory,
-            key=session_key("", session_id) if session_id else None,
-            source=str(self.docs_dir),
+            key=session_key(scope.dir, session_id) if session_id else None,
+            source=str(self.docs_dir / scope.dir) if scope.dir else str(self.docs_dir),
             text_limit=self.settings.text_limit,
             max_per_document=self.policy.max_per_document,
             reset=reset,
@@ -212,7 +234,7 @@ class Engine:
         if self.query_log is not None and result.searched:
             elapsed = (time.perf_counter() - started) * 1000
             self.query_log.context(
-                "", prompt.strip(), elapsed, result.candidates, result.dropped, result.injected
+                scope.dir, prompt.strip(), elapsed, result.candidates, result.dropped, result.injected
             )
         return result
 

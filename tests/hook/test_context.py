@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import Engine
+from ragdown.folders.scope import Scope, ScopeError
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import CONTEXT_INTRO
+from ragdown.search.filters import SearchFilters
 from tests.conftest import WriteDoc
 
 DOCS = {
@@ -200,3 +202,37 @@ def test_the_query_log_records_gates_but_never_text(
     raw = engine.query_log.path.read_text(encoding="utf-8")
     assert "maxmemory-policy" not in raw
     assert "allkeys" not in raw
+
+
+def test_a_subfolder_scope_searches_only_inside_and_shows_paths_relative_to_it(engine: Engine) -> None:
+    scope = Scope("ops")
+    hits = engine.recall("redis memory", 10, scope=scope)
+    assert hits
+    assert all("/" not in h.path for h in hits)  # "cache.md", not "ops/cache.md"
+    assert {h.path for h in hits} <= {"cache.md", "backups.md", "queues.md"}
+    result = engine.context(PROMPT, scope=scope)
+    assert result.text.startswith(f'<ragdown-context source="{engine.docs_dir / "ops"}">')
+    assert "\ncache.md:" in result.text
+    assert not any(line.startswith("ops/") for line in result.text.splitlines())
+
+
+def test_each_scope_has_its_own_session_memory(engine: Engine) -> None:
+    root = engine.context(PROMPT, session_id="s", overrides={"top_k": 1})
+    scoped = engine.context(PROMPT, session_id="s", overrides={"top_k": 1}, scope=Scope("ops"))
+    assert root.injected[0].id == scoped.injected[0].id  # the same section, a separate memory
+    again = engine.context(PROMPT, session_id="s", overrides={"top_k": 1}, scope=Scope("ops"))
+    assert again.injected[0].id != scoped.injected[0].id
+
+
+def test_a_scoped_path_prefix_is_a_directory_and_cannot_climb_out(engine: Engine) -> None:
+    assert engine.recall("redis", 10, SearchFilters(path_prefix="./ops/"))
+    assert engine.recall("redis", 10, SearchFilters(path_prefix="op")) == []  # a directory, not a string
+    with pytest.raises(ScopeError, match=r"outside the docs folder: \.\./agent"):
+        engine.recall("redis", 10, SearchFilters(path_prefix="../agent"), scope=Scope("ops"))
+
+
+def test_within_limits_a_search_to_listed_folders(engine: Engine) -> None:
+    assert {h.path.split("/")[0] for h in engine.recall("redis", 10, SearchFilters(within=("agent/",)))} == {
+        "agent"
+    }
+    assert engine.recall("redis", 10, SearchFilters(within=())) == []

@@ -13,11 +13,14 @@ WrittenBy = Literal["agent", "user"]
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """`path_prefix` is a plain string prefix of root-relative paths (scopes add the trailing `/`)."""
+    """`path_prefix` is a plain string prefix of root-relative paths (scopes add the trailing `/`);
+    `within`, when set, limits the search to these folder prefixes (root `/mcp`: the MCP-enabled
+    folders; an empty tuple matches nothing)."""
 
     path_prefix: str = ""
     tag: str = ""
     written_by: WrittenBy | None = None
+    within: tuple[str, ...] | None = None
 
 
 def filter_fields(filters: SearchFilters | None) -> dict[str, str]:
@@ -46,6 +49,9 @@ def where_clause(filters: SearchFilters, superseded: frozenset[str] = frozenset(
         clauses.append(
             f"(strpos(tags, {sql_string(f' {tag} ')}) > 0 OR strpos(tags, {sql_string(f' {tag}/')}) > 0)"
         )
+    if filters.within is not None:
+        alternatives = [f"starts_with(path, {sql_string(prefix)})" for prefix in filters.within]
+        clauses.append(f"({' OR '.join(alternatives)})" if alternatives else "false")
     if filters.written_by == "agent":
         clauses.append("created_by <> ''")
     elif filters.written_by == "user":
