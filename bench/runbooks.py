@@ -12,12 +12,18 @@ a. retrieval per question type: top-1, R@3, R@5, MRR (ranks past 10 count as mis
 b. min_score: best-hit cosine of on-topic questions (p10, median) against off-topic prompts
    (median, max), as threshold.ts computes it;
 c. identifier and alias questions: how often the right chunk comes first;
-d. the hook gate sweep of gate.ts: min_ratio 1.00 → 0 at top_k 4 over `search(q, 2 × top_k)`.
+d. the hook (`engine.context`, the real gates, bypasses and budget) swept as gate.ts sweeps it:
+   min_score 0.30/0.35/0.40 × min_ratio 1.00 → 0 at top_k 4 and max_chars 100000, against the
+   ungated hook (min_score 0, min_ratio 0) and the embedder's own defaults;
+e. abstention: what `SearchPolicy(abstain=True)` refuses (no hits at all) against `abstain=False`,
+   for answerable, unanswerable, off-topic and nonsense queries.
 
 When `engine.search` takes a `policy`, the "before" columns switch identifier routing and the alias
 boost off (`SearchPolicy(route_identifiers=False, alias_boost=False)`); otherwise only the current
 pipeline is measured. The threshold table switches abstention off when the policy has it, so that
-off-topic prompts show their raw cosine instead of an empty result.
+off-topic prompts show their raw cosine instead of an empty result. The hook sweep runs each prompt's
+search once and replays it (`memoized_search`): the search is deterministic over a fixed index, and
+the defaults row, run without the cache, checks that the replay changes nothing.
 
 The identifier and alias sets of the mcp-ragdown README (diversity.ts, links.ts) are not published,
 so these are our own, over the same generated corpus:
@@ -43,7 +49,8 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -67,8 +74,13 @@ except ImportError:
 
 DEPTH = 10  # retrieval.ts ranks the top 10 of each retriever
 TOP_K = 4
-# gate.ts's steps, plus 0.85-0.70: MiniLM's cosines spread wider than granite's, so its knee sits lower.
-RATIOS = [1.0, 0.99, 0.98, 0.97, 0.96, 0.95, 0.94, 0.92, 0.9, 0.85, 0.8, 0.75, 0.7, 0.0]
+HOOK_MAX_CHARS = 100_000  # large enough that the budget (§4.2 step 10) never drops a gated hit
+# gate.ts's top steps, then finer below 0.80: MiniLM's cosines spread wider than granite's, so its
+# knee sits lower.
+MIN_SCORES = [0.30, 0.35, 0.40]
+RATIOS = [1.0, 0.95, 0.9, 0.85, 0.8, 0.78, 0.76, 0.74, 0.72, 0.7, 0.65, 0.6, 0.0]
+RECOMMEND_AT = 0.35  # the recommendation's min_score (MiniLM's default)
+RELATIVE_TARGET = 0.99  # hook recall ≥ 99% of the ungated hook's
 STANDARD_TYPES = [
     "prose-owner",
     "table-cell",
@@ -110,6 +122,29 @@ OFF_TOPIC = [
     "what are the rules of chess castling",
     "thanks, that's all for today",
     "good morning! how are you?",
+]
+# Queries no runbook can answer, for abstention: made-up words, foreign subjects, trivia.
+NONSENSE = [
+    "zxqv glorp frobnicate",
+    "blorptastic quuxification of snargles",
+    "flibbertigibbet wobble snorkack",
+    "asdf qwer zxcv hjkl",
+    "lorem ipsum dolor sit amet",
+    "quantum chromodynamics lattice",
+    "mitochondrial dna inheritance",
+    "plate tectonics and earthquakes",
+    "baroque counterpoint exercises",
+    "impressionist painters of the 1870s",
+    "medieval french poetry meter",
+    "best lasagna recipe",
+    "sourdough starter hydration",
+    "how to knit a scarf",
+    "who won the 1998 world cup",
+    "the offside rule in football",
+    "capital city of mongolia",
+    "symptoms of vitamin d deficiency",
+    "how do penguins stay warm",
+    "cheap flights to lisbon in may",
 ]
 # One codename per runbook for the alias set; none occurs in the generated corpus.
 ALIASES = [
@@ -237,18 +272,150 @@ def metrics(values: Sequence[float]) -> tuple[float, float, float, float]:
     )
 
 
-# ---------- the hook's gate (BEHAVIOUR §4.2 steps 5-7) ----------
-def hook_gate(candidates: Sequence[Hit], min_score: float, min_ratio: float, top_k: int) -> list[Hit]:
-    """What the hook injects from `search(prompt, 2 × top_k)`, without session memory or bypasses.
+# ---------- the hook (BEHAVIOUR §4.2) ----------
+@dataclass(frozen=True)
+class HookRun:
+    """One hook setting over the answerable questions and the off-topic prompts."""
 
-    Kept here until `ragdown.hook` lands; then call its gate instead. The per-document cap of
-    step 7 is left out: it is off by default (RAGDOWN_MAX_PER_DOCUMENT = 0).
-    """
-    gated = sorted(
-        (h for h in candidates if h.similarity >= min_score), key=lambda h: h.similarity, reverse=True
+    label: str
+    found: list[bool]  # per answerable question: a gold section was injected
+    chunks: int  # chunks injected over all answerable questions
+    noise: int  # of which not gold
+    elsewhere: int  # of which from another runbook than the gold section's
+    off_chunks: list[int]  # chunks injected per off-topic prompt
+
+    def row(self, ungated: HookRun | None) -> list[Any]:
+        n = len(self.found)
+        found = sum(self.found)
+        relative = pct(found / sum(ungated.found)) if ungated is not None and any(ungated.found) else "—"
+        return [
+            self.label,
+            pct(found / n),
+            relative,
+            f"{self.chunks / n:.2f}",
+            f"{self.noise / n:.2f}",
+            f"{self.elsewhere / n:.2f}",
+            sum(k > 0 for k in self.off_chunks),
+            sum(self.off_chunks),
+        ]
+
+
+HOOK_HEAD = [
+    "setting",
+    "recall",
+    "recall / ungated",
+    "chunks/q",
+    "off-target/q",
+    "other runbooks/q",
+    f"off-topic prompts injected (of {len(OFF_TOPIC)})",
+    "off-topic chunks",
+]
+
+
+def hook_run(engine: Engine, label: str, probes: Sequence[Probe], overrides: dict[str, float]) -> HookRun:
+    """`engine.context(q, overrides=...)` without a session: what it injects is `result.injected`.
+    A question counts as found when any injected chunk is its gold section (gate.ts)."""
+    found: list[bool] = []
+    chunks = noise = elsewhere = 0
+    for probe in probes:
+        injected = engine.context(probe.q, overrides=overrides).injected
+        gold = [is_gold(*located(h), probe) for h in injected]
+        found.append(any(gold))
+        chunks += len(injected)
+        noise += gold.count(False)
+        elsewhere += sum(h.path != probe.path for h in injected)
+    off = [len(engine.context(q, overrides=overrides).injected) for q in OFF_TOPIC]
+    return HookRun(label, found, chunks, noise, elsewhere, off)
+
+
+def hook_overrides(min_score: float, min_ratio: float) -> dict[str, float]:
+    return {"top_k": TOP_K, "min_score": min_score, "min_ratio": min_ratio, "max_chars": HOOK_MAX_CHARS}
+
+
+@contextmanager
+def memoized_search(engine: Engine) -> Iterator[None]:
+    """Answer repeated `engine.search` calls from a cache while the hook is swept: the hook calls
+    `self.search(prompt, 2 × top_k)`, which does not depend on the gate settings."""
+    real = engine.search
+    cache: dict[tuple[Any, ...], list[Hit]] = {}
+
+    def search(
+        query: str, limit: int = 10, filters: SearchFilters | None = None, policy: Any = None
+    ) -> list[Hit]:
+        key = (query, limit, filters, policy)
+        if key not in cache:
+            cache[key] = real(query, limit, filters, policy)
+        return cache[key]
+
+    engine.search = search
+    try:
+        yield
+    finally:
+        del engine.search
+
+
+def recommend(runs: dict[float, HookRun], ungated: HookRun) -> float | None:
+    """The largest min_ratio whose recall is ≥ 99% of the ungated hook's with no off-topic injection."""
+    meeting = [
+        ratio
+        for ratio, run in runs.items()
+        if sum(run.found) >= RELATIVE_TARGET * sum(ungated.found) and not any(run.off_chunks)
+    ]
+    return max(meeting) if meeting else None
+
+
+# ---------- abstention ----------
+ABSTAIN_DEPTH = 5
+
+
+def top_hits(engine: Engine, queries: Sequence[str], abstain: bool) -> list[list[Hit]]:
+    kwargs = policy_kwargs(engine, abstain=abstain)
+    return [engine.search(q, ABSTAIN_DEPTH, **kwargs) for q in queries]
+
+
+def why_not_refused(engine: Engine, query: str) -> tuple[int, float]:
+    """What abstention looks at (BEHAVIOUR §3 / `knows_nothing`): the lexical matches in the pool
+    and the best dense cosine."""
+    vector = engine.embedder.embed_query(query)
+    where = where_clause(SearchFilters(), engine.store.superseded_paths())
+    pools = retrieve(engine.store, query, vector, 4 * ABSTAIN_DEPTH, where)
+    best = max((entry[1] for entry in pools.get("dense", [])), default=0.0)
+    return len(pools.get("lexical", [])), float(best)
+
+
+def abstention_rows(
+    engine: Engine, probes: Sequence[Probe], others: dict[str, Sequence[str]]
+) -> list[list[Any]]:
+    """Per query set: no hits at all with abstention off and on; for answerable questions also
+    the gold section in the top 5, and how many lose it when abstention is on."""
+    rows: list[list[Any]] = []
+    off = top_hits(engine, [p.q for p in probes], abstain=False)
+    on = top_hits(engine, [p.q for p in probes], abstain=True)
+    gold_off = [
+        rank_of([located(h) for h in hits], p) <= ABSTAIN_DEPTH for p, hits in zip(probes, off, strict=True)
+    ]
+    gold_on = [
+        rank_of([located(h) for h in hits], p) <= ABSTAIN_DEPTH for p, hits in zip(probes, on, strict=True)
+    ]
+    lost = sum(a and not b for a, b in zip(gold_off, gold_on, strict=True))
+    rows.append(
+        [
+            "answerable (gen.ts)",
+            len(probes),
+            sum(not h for h in off),
+            sum(not h for h in on),
+            sum(gold_off),
+            sum(gold_on),
+            lost,
+        ]
     )
-    best = gated[0].similarity if gated else 0.0
-    return [h for h in gated if h.similarity >= best * min_ratio][:top_k]
+    for name, queries in others.items():
+        off_hits = top_hits(engine, queries, abstain=False)
+        on_hits = top_hits(engine, queries, abstain=True)
+        rows.append(
+            [name, len(queries), sum(not h for h in off_hits), sum(not h for h in on_hits), "—", "—", "—"]
+        )
+    return rows
 
 
 # ---------- question sets ----------
@@ -406,7 +573,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--data-dir", type=Path, help="keep the indexes here (default: a temporary folder)")
     parser.add_argument(
-        "--min-score", type=float, help="the gate sweep's min_score (default: the embedder's)"
+        "--min-score", type=float, help="the hook sweep's only min_score (default: 0.30, 0.35 and 0.40)"
     )
     args = parser.parse_args()
     command = "bench/runbooks.py " + " ".join(sys.argv[1:])
@@ -437,13 +604,62 @@ def main() -> None:
         off_unanswerable = best_similarities(engine, unanswerable)
         identifier_ranks = ranks(engine, identifiers)
 
-        # the hook's candidates, once per prompt; the sweep itself is arithmetic
-        gate_candidates = [engine.search(p.q, 2 * TOP_K) for p in probes]
-        off_candidates = [engine.search(q, 2 * TOP_K) for q in OFF_TOPIC]
         hybrid_misses = miss_lines(engine, probes, retrieval["hybrid"][: len(probes)])
         identifier_misses = miss_lines(engine, identifiers, identifier_ranks["hybrid"], per_type=3)
         embedder_min_score = float(getattr(engine.embedder, "min_score", 0.0))
+        embedder_min_ratio = float(getattr(engine.embedder, "min_ratio", 0.95))
         embedder_name = engine.embedder.name
+
+        # the hook at the embedder's defaults, each prompt searched afresh (no cache)
+        defaults = engine.hook_settings()
+        default_runs = [
+            hook_run(
+                engine,
+                f"DEFAULTS min_score {defaults.min_score:.2f}, min_ratio {defaults.min_ratio:.2f}, "
+                f"max_chars {HOOK_MAX_CHARS}",
+                probes,
+                {"max_chars": HOOK_MAX_CHARS},
+            ),
+            hook_run(
+                engine,
+                f"DEFAULTS as shipped (max_chars {defaults.max_chars})",
+                probes,
+                {},
+            ),
+        ]
+        min_scores = [args.min_score] if args.min_score is not None else MIN_SCORES
+        with memoized_search(engine):
+            ungated = hook_run(engine, "ungated (min_score 0, min_ratio 0)", probes, hook_overrides(0.0, 0.0))
+            sweep = {
+                ms: {r: hook_run(engine, f"{r:.2f}", probes, hook_overrides(ms, r)) for r in RATIOS}
+                for ms in min_scores
+            }
+            replay = hook_run(
+                engine, "replayed", probes, hook_overrides(defaults.min_score, defaults.min_ratio)
+            )
+        # the hook at its defaults with abstention off, as ServerSettings(abstain=False) would build it
+        policy = engine.policy
+        engine.policy = dataclasses.replace(policy, abstain=False)
+        default_runs.append(
+            hook_run(engine, "DEFAULTS, abstention off", probes, {"max_chars": HOOK_MAX_CHARS})
+        )
+        engine.policy = policy
+
+        abstention = abstention_rows(
+            engine,
+            probes,
+            {
+                "unanswerable (gen.ts)": unanswerable,
+                "off-topic prompts": OFF_TOPIC,
+                "nonsense / foreign": NONSENSE,
+            },
+        )
+        nonsense_detail = [
+            (q, not engine.search(q, ABSTAIN_DEPTH), *why_not_refused(engine, q)) for q in NONSENSE
+        ]
+        off_not_refused = [
+            (q, *why_not_refused(engine, q)) for q in OFF_TOPIC if engine.search(q, ABSTAIN_DEPTH)
+        ]
         engine.close()
 
         alias_engine, _, _ = open_index(aliased, data / "aliased", args.embedder)
@@ -501,40 +717,61 @@ def main() -> None:
     print("\nAlias hybrid top-1 misses (1 per type):\n")
     print("\n".join(alias_misses) or "- none")
 
-    scores = [args.min_score] if args.min_score is not None else sorted({embedder_min_score, suggested})
-    for min_score in scores:
-        print(
-            f"\n## d. Hook gate sweep: min_score {min_score:.2f}, top_k {TOP_K}, "
-            f"candidates search(q, {2 * TOP_K})\n"
-        )
-        rows = []
-        for ratio in RATIOS:
-            found = injected = noise = 0
-            for probe, candidates in zip(probes, gate_candidates, strict=True):
-                kept = hook_gate(candidates, min_score, ratio, TOP_K)
-                gold = [is_gold(*located(h), probe) for h in kept]
-                found += any(gold)
-                injected += len(kept)
-                noise += gold.count(False)
-            off_kept = [len(hook_gate(c, min_score, ratio, TOP_K)) for c in off_candidates]
-            n = len(probes)
-            rows.append(
-                [f"{ratio:.2f}", pct(found / n), f"{injected / n:.2f}", f"{noise / n:.2f}",
-                 sum(off_kept), sum(k > 0 for k in off_kept)]
-            )  # fmt: skip
-        print(
-            table(
-                ["min_ratio", "recall", "chunks/q", "off-target/q",
-                 f"off-topic chunks ({len(OFF_TOPIC)} prompts)", "off-topic prompts injected"],
-                rows,
-            )
-        )  # fmt: skip
-
-    abstained = sum(not c for c in off_candidates)
     print(
-        f"\nThe candidates are `engine.search(q, {2 * TOP_K})` with the default policy, as the hook sees "
-        f"them: {abstained}/{len(OFF_TOPIC)} off-topic prompts got no candidates at all (abstention)."
+        f"\n## d. The hook (`engine.context`): top_k {TOP_K}, max_chars {HOOK_MAX_CHARS}, "
+        f"candidates search(q, {2 * TOP_K}), no session\n"
     )
+    replay_same = replay.found == default_runs[0].found and replay.off_chunks == default_runs[0].off_chunks
+    print(
+        f"Recall: share of the {len(probes)} answerable questions whose gold section was injected. "
+        f"recall / ungated: that share over the ungated hook's ({pct(sum(ungated.found) / len(probes))}). "
+        "Off-target: injected chunks that are not the gold section; other runbooks: those of them "
+        f"from another runbook. Off-topic: the {len(OFF_TOPIC)} prompts of table b. "
+        f"Replaying cached searches reproduces the uncached defaults row: {'yes' if replay_same else 'NO'}.\n"
+    )
+    print(table(HOOK_HEAD, [ungated.row(None), *(run.row(ungated) for run in default_runs)]))
+    for min_score, runs in sweep.items():
+        print(f"\n**min_score {min_score:.2f}** (min_ratio sweep)\n")
+        print(table(["min_ratio", *HOOK_HEAD[1:]], [run.row(ungated) for run in runs.values()]))
+        best = recommend(runs, ungated)
+        print(
+            f"\nLargest min_ratio with recall ≥ {RELATIVE_TARGET:.0%} of ungated and no off-topic injection: "
+            + (f"{best:.2f}" if best is not None else "none")
+        )
+    if RECOMMEND_AT in sweep:
+        best = recommend(sweep[RECOMMEND_AT], ungated)
+        shown = f"{best:.2f}" if best is not None else "none"
+        print(
+            f"\n**Recommendation ({embedder_name}, min_score {RECOMMEND_AT:.2f}): min_ratio {shown}** "
+            f"(embedder default now {embedder_min_ratio:.2f})."
+        )
+
+    print(f"\n## e. Abstention: no hits at all, and the gold section in `search(q, {ABSTAIN_DEPTH})`\n")
+    print(
+        table(
+            ["queries", "n", "no hits (abstain off)", "no hits (abstain on)",
+             f"gold in top {ABSTAIN_DEPTH} (off)", f"gold in top {ABSTAIN_DEPTH} (on)", "gold lost"],
+            abstention,
+        )
+    )  # fmt: skip
+    print(
+        "\nOff-topic prompts abstention lets through: "
+        + (
+            "; ".join(
+                f"{q!r} ({lexical} lexical matches, best cosine {dense:.3f})"
+                for q, lexical, dense in off_not_refused
+            )
+            or "none"
+        )
+    )
+    print("\nNonsense / foreign-topic queries (refused = no hits with abstention on):\n")
+    print(
+        table(
+            ["query", "refused", "lexical matches in pool", "best dense cosine"],
+            [[f"`{q}`", "yes" if refused else "no", lexical, f"{dense:.3f}"]
+             for q, refused, lexical, dense in nonsense_detail],
+        )
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,0 +1,78 @@
+"""Search latency: one query at a time through the whole pipeline, and where the time goes.
+
+    .venv/bin/python bench/search_latency.py [--corpus fastapi-docs rust-book] [--data-dir DIR]
+
+Indexes each corpus with the default embedder (kept in --data-dir between runs), then times 200
+queries (section breadcrumbs, deduplicated) through `engine.search(q, 10)`, and separately the
+query embedding, the dense retrieval and the BM25 retrieval. Medians and p95 in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+from _common import CORPORA, commit, median, percentile, require
+from ragdown.engine import Engine
+from ragdown.search.filters import SearchFilters, where_clause
+from ragdown.search.hybrid import HIT_COLUMNS
+
+QUERIES = 200
+
+
+def timed(run: Callable[[], object], count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def measure(corpus: str, data_dir: Path) -> tuple[int, int, dict[str, list[float]]]:
+    engine = Engine.open(require(CORPORA / corpus), data_dir / corpus, watch=False)
+    engine.sync()
+    rows = engine.store.chunks(["title", "heading"], "chunk_index >= 0").to_pylist()
+    queries = sorted({r["heading"] or r["title"] for r in rows})[:QUERIES]
+    where = where_clause(SearchFilters(), engine.store.superseded_paths())
+    vectors = [engine.embedder.embed_query(q) for q in queries]
+    engine.search(queries[0], 10)  # warm caches once
+
+    results: dict[str, list[float]] = {"search": [], "embed": [], "dense": [], "bm25": []}
+    for query, vector in zip(queries, vectors, strict=True):
+        results["search"] += timed(lambda q=query: engine.search(q, 10), 1)
+        results["embed"] += timed(lambda q=query: engine.embedder.embed_query(q), 1)
+        results["dense"] += timed(lambda v=vector: engine.store.dense(v, 40, where, HIT_COLUMNS), 1)
+        results["bm25"] += timed(lambda q=query: engine.store.lexical(q, 40, where, HIT_COLUMNS), 1)
+    chunks = engine.store.count_rows()
+    engine.close()
+    return chunks, len(queries), results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpus", nargs="+", default=["fastapi-docs", "rust-book"])
+    parser.add_argument("--data-dir", type=Path)
+    args = parser.parse_args()
+    work = args.data_dir or Path(tempfile.mkdtemp(prefix="ragdown-latency-"))
+    print(f"{date.today()} · commit {commit()} · `.venv/bin/python bench/search_latency.py`\n")
+    print("| corpus | chunks | queries | search p50 | search p95 | embed p50 | dense p50 | BM25 p50 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for corpus in args.corpus:
+        chunks, count, r = measure(corpus, work)
+        cells = [
+            median(r["search"]),
+            percentile(r["search"], 0.95),
+            *(median(r[k]) for k in ("embed", "dense", "bm25")),
+        ]
+        print(f"| {corpus} | {chunks:,} | {count} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
