@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import re
 import sys
 import tempfile
@@ -61,16 +60,9 @@ from ragdown.documents.chunks import breadcrumb
 from ragdown.engine import Engine
 from ragdown.search.filters import SearchFilters, where_clause
 from ragdown.search.hybrid import Hit, retrieve
+from ragdown.search.policy import SearchPolicy
+from ragdown.search.routing import is_routed
 from runbooks_gen import Corpus, Doc, Question, generate, render_blocks, render_doc
-
-try:
-    from ragdown.search.policy import SearchPolicy
-except ImportError:  # older pipeline: no switches, current numbers only
-    SearchPolicy = None  # type: ignore[assignment,misc]
-try:
-    from ragdown.search.routing import is_routed
-except ImportError:
-    is_routed = None  # type: ignore[assignment]
 
 DEPTH = 10  # retrieval.ts ranks the top 10 of each retriever
 TOP_K = 4
@@ -225,12 +217,8 @@ def rank_of(hits: Sequence[tuple[str, str]], probe: Probe) -> float:
 
 # ---------- search modes ----------
 def policy_kwargs(engine: Engine, **switches: bool) -> dict[str, Any]:
-    """`policy=SearchPolicy(...)` when this engine's search takes one (switches it lacks are
-    dropped), else nothing: the caller then measures the current pipeline only."""
-    if SearchPolicy is None or "policy" not in inspect.signature(engine.search).parameters:
-        return {}
-    fields = {f.name for f in dataclasses.fields(SearchPolicy)}
-    return {"policy": SearchPolicy(**{k: v for k, v in switches.items() if k in fields})}
+    """`policy=SearchPolicy(...)` with these switches."""
+    return {"policy": SearchPolicy(**switches)}
 
 
 def separate_rankings(engine: Engine, query: str) -> dict[str, list[tuple[str, str]]]:
@@ -703,11 +691,7 @@ def main() -> None:
     )
 
     print("\n## c. Identifier and alias questions: right chunk first\n")
-    routed = (
-        f"; {sum(is_routed(p.q) for p in identifiers)}/{len(identifiers)} identifier queries route"
-        if is_routed is not None
-        else ""
-    )
+    routed = f"; {sum(is_routed(p.q) for p in identifiers)}/{len(identifiers)} identifier queries route"
     print(f"{len(identifiers)} identifier queries, {len(aliases)} alias queries{routed}.\n")
     print(first_rate_table("identifier", identifiers, identifier_ranks))
     print()
