@@ -55,8 +55,8 @@ def test_similarity_is_the_query_chunk_dot_product_from_both_retrievers(engine: 
         assert hit.similarity == pytest.approx(float(np.dot(vector, stored[hit.id])), abs=1e-5)
 
 
-def test_pool_is_four_times_the_limit_and_at_least_twenty() -> None:
-    assert [pool_size(n) for n in (1, 5, 6, 10)] == [20, 20, 24, 40]
+def test_pool_is_four_times_the_limit_and_at_least_sixty() -> None:
+    assert [pool_size(n) for n in (1, 5, 15, 16, 25)] == [60, 60, 60, 64, 100]
 
 
 def test_hits_carry_every_field(engine: Engine) -> None:
