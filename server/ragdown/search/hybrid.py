@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.aliases import row_aliases
+from ragdown.search.filters import Prefilter
 from ragdown.search.fusion import Candidate, Rankings, Retrieved
 
 log = logging.getLogger(__name__)
@@ -98,14 +99,43 @@ def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str 
     return [Retrieved(r, s, s) for r, s in zip(rows, similarities, strict=True)]
 
 
-def retrieve(store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None) -> Rankings:
-    """The two rankings as (row, cosine similarity to the query); lexical only for a query with words."""
+def _dense_in_memory(
+    store: ChunkStore, vector: np.ndarray, pool: int, prefilter: Prefilter
+) -> list[Retrieved] | None:
+    """The dense pool from the in-memory snapshot of a flat-scan table (None when there is none):
+    the same cosine ranking LanceDB's flat scan gives, without its per-query overhead."""
+    snapshot = store.vector_snapshot(HIT_COLUMNS)
+    if snapshot is None:
+        return None
+    rows = np.flatnonzero(prefilter.mask(snapshot.columns))
+    if rows.size == 0:
+        return []
+    similarities = snapshot.vectors[rows] @ vector
+    # Only the pool is sorted: a full sort of every row would cost more than the product itself.
+    best = np.argpartition(-similarities, pool - 1)[:pool] if rows.size > pool else np.arange(rows.size)
+    best = best[np.argsort(-similarities[best], kind="stable")]
+    picked = snapshot.columns.take(pa.array(rows[best])).to_pylist()
+    cosines = similarities[best].tolist()
+    return [Retrieved(r, s, s) for r, s in zip(picked, cosines, strict=True)]
+
+
+def retrieve(
+    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: Prefilter | str | None
+) -> Rankings:
+    """The two rankings, each chunk with its cosine to the query; lexical only for a query with words.
+
+    Given a `Prefilter`, the dense side of a flat-scan table is answered from memory; an SQL
+    `where` always goes through LanceDB (benchmarks compare both).
+    """
+    prefilter = where if isinstance(where, Prefilter) else None
+    sql = prefilter.sql() if prefilter is not None else where if isinstance(where, str) else None
     lexical = (
-        _RETRIEVERS.submit(_lexical_ranking, store, query, vector, pool, where)
+        _RETRIEVERS.submit(_lexical_ranking, store, query, vector, pool, sql)
         if _HAS_WORD_RE.search(query)
         else None
     )
-    rankings: Rankings = {"dense": _dense_ranking(store, vector, pool, where)}
+    dense = _dense_in_memory(store, vector, pool, prefilter) if prefilter is not None else None
+    rankings: Rankings = {"dense": dense if dense is not None else _dense_ranking(store, vector, pool, sql)}
     if lexical is not None:
         rankings["lexical"] = lexical.result()
     return rankings

@@ -15,7 +15,7 @@ from ragdown.indexing.store import ChunkStore
 from ragdown.search.abstention import knows_nothing
 from ragdown.search.aliases import boost_aliases
 from ragdown.search.caps import cap_per_document
-from ragdown.search.filters import SearchFilters, where_clause
+from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import Candidate, Rankings, rrf, score_fusion
 from ragdown.search.hybrid import Hit, pool_size, retrieve, to_hit
 from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
@@ -52,8 +52,9 @@ def run_search(
 ) -> SearchOutcome:
     policy = policy or SearchPolicy()
     vector = embedder.embed_query(query)
-    where = where_clause(filters or SearchFilters(), store.superseded_paths())
-    rankings = retrieve(store, query, vector, pool_size(limit), where)
+    prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())
+    where = prefilter.sql()
+    rankings = retrieve(store, query, vector, pool_size(limit), prefilter)
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
     fused, routed = fuse(rankings, query, policy)

@@ -1,0 +1,93 @@
+"""One filter, two forms: the SQL pre-filter LanceDB runs and the mask over in-memory rows agree,
+and the in-memory dense pool ranks exactly as LanceDB's flat scan does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.indexing import store as store_module
+from ragdown.search.filters import Prefilter, SearchFilters
+from ragdown.search.hybrid import HIT_COLUMNS, retrieve
+from tests.conftest import WriteDoc
+
+DOCS = {
+    "ops/cache.md": "---\ntags: [ops/cache, infra]\n---\n# Cache\nRedis eviction and memory.",
+    "ops/backups.md": "---\ntags: [ops]\n---\n# Backups\nRestore redis snapshots and postgres dumps.",
+    "it's/quoted.md": "---\ntags: [infra/net]\n---\n# Quoted\nRedis behind a quote.",
+    "agent/summary.md": "---\ncreated_by: claude-code\ntags: [infr]\n---\n# Summary\nRedis summary.",
+    "ops/old.md": "# Old\nRedis notes, replaced.",
+    "ops/new.md": "---\nsupersedes: old.md\n---\n# New\nRedis notes.",
+    "projects/alpha/plan.md": "# Plan\nRedis for alpha.",
+    "projects/alpha-old/plan.md": "# Old plan\nRedis for the old alpha.",
+}
+
+FILTERS = [
+    SearchFilters(),
+    SearchFilters(path_prefix="ops/"),
+    SearchFilters(path_prefix="it's/"),
+    SearchFilters(path_prefix="projects/alpha/"),
+    SearchFilters(tag="infra"),
+    SearchFilters(tag="infr"),
+    SearchFilters(tag="ops"),
+    SearchFilters(written_by="agent"),
+    SearchFilters(written_by="user", tag="ops"),
+    SearchFilters(within=("ops/", "agent/")),
+    SearchFilters(within=()),
+    SearchFilters(path_prefix="ops/", within=("projects/",)),
+]
+
+
+@pytest.fixture
+def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
+    for path, text in DOCS.items():
+        write(path, text)
+    built = make_engine()
+    built.sync()
+    return built
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_the_sql_clause_and_the_mask_select_the_same_rows(engine: Engine, filters: SearchFilters) -> None:
+    prefilter = Prefilter(filters, engine.store.superseded_paths())
+    every = engine.store.chunks(["id", "path", "tags", "created_by"], "true")
+    by_mask = set(np.asarray(every.column("id").to_pylist())[prefilter.mask(every)])
+    where = prefilter.sql()
+    by_sql = set(engine.store.chunks(["id"], where or "true").column("id").to_pylist())
+    assert by_mask == by_sql
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_the_in_memory_dense_pool_matches_lancedb(engine: Engine, filters: SearchFilters) -> None:
+    prefilter = Prefilter(filters, engine.store.superseded_paths())
+    vector = engine.embedder.embed_query("redis memory eviction")
+    for pool in (3, 50):
+        memory = retrieve(engine.store, "", vector, pool, prefilter)["dense"]
+        lance = retrieve(engine.store, "", vector, pool, prefilter.sql())["dense"]
+        # The same cosines in the same order (rows with equal cosines may swap places).
+        assert [e.similarity for e in memory] == pytest.approx([e.similarity for e in lance], abs=1e-5)
+        assert all(set(e.row) == set(HIT_COLUMNS) for e in memory)
+    assert {e.row["id"] for e in memory} == {e.row["id"] for e in lance}  # pool 50: every row that passes
+
+
+def test_a_write_refreshes_the_snapshot(engine: Engine, write: WriteDoc) -> None:
+    before = engine.store.vector_snapshot(HIT_COLUMNS)
+    assert before is not None
+    assert engine.store.vector_snapshot(HIT_COLUMNS) is before  # cached
+    write("ops/new-one.md", "# Fresh\nA brand new redis page.")
+    engine.sync()
+    after = engine.store.vector_snapshot(HIT_COLUMNS)
+    assert after is not before
+    assert after is not None
+    assert "ops/new-one.md" in after.columns.column("path").to_pylist()
+    assert any(h.path == "ops/new-one.md" for h in engine.search("brand new redis page", 3))
+
+
+def test_large_tables_are_searched_by_lancedb(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 3)
+    engine.store.replace([], None)  # any write forgets the snapshot
+    assert engine.store.vector_snapshot(HIT_COLUMNS) is None
+    assert engine.search("redis eviction", 3)[0].path == "ops/cache.md"
