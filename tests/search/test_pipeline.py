@@ -130,3 +130,16 @@ def test_abstention_refuses_a_query_of_unknown_words_without_a_strong_match(
     assert outcome.hits == []
     assert engine.search("zxqv wobblefrump glorp", 5, policy=SearchPolicy(abstain=False))
     assert engine.search("nightly vacuum", 5)[0].path == "ops/pg.md"
+
+
+def test_score_evidence_reorders_by_raw_scores_and_zero_restores_the_spec(engine: Engine) -> None:
+    query = "restore a fresh database"
+    plain = engine.search(query, 6, policy=SearchPolicy(score_evidence=0))
+    assert plain == engine.search(query, 6)  # the hash embedder measured none: plain RRF
+    heavy = engine.search(query, 6, policy=SearchPolicy(score_evidence=1.0))
+    assert [h.score for h in heavy] == sorted((h.score for h in heavy), reverse=True)
+    assert max(h.score for h in heavy) > max(h.score for h in plain) + 0.1  # the evidence is on top of RRF
+    routed = engine.search_outcome("restore with pg_restore", 4, policy=SearchPolicy(score_evidence=0.04))
+    assert routed.routed
+    assert routed.hits[0].path == "ops/pg.md"
+    assert routed.hits[0].score < 0.2  # RRF scale, not the 0-1 scale of min–max score fusion

@@ -32,7 +32,7 @@ def named_alias(query: str, aliases: Iterable[str]) -> str | None:
 
 
 def boost_aliases(candidates: list[Candidate], query: str) -> list[Candidate]:
-    """Add one rank-1 share, once, to every candidate of each document the query names by alias."""
+    """Add one rank-1 RRF share, once, to every candidate of each document the query names by alias."""
     named: dict[str, bool] = {}
     for candidate in candidates:
         if candidate.path not in named:

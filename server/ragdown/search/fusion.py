@@ -78,3 +78,28 @@ def score_fusion(rankings: Rankings, lexical_weight: float = ROUTED_LEXICAL_WEIG
         return weights.get(source, 0.0) * normalised
 
     return by_score(_merge(rankings, share))
+
+
+def evidence(rankings: Rankings, lexical_weight: float) -> dict[str, float]:
+    """Per chunk, `(1 − w) × cosine + w × BM25 / the pool's top BM25` (0 on the BM25 side for a chunk
+    it did not return). Raw cosines and a top-scaled BM25 do not depend on the pool's depth, as
+    min–max and z-scores do."""
+    lexical = rankings.get("lexical", [])
+    top = max((e.raw for e in lexical), default=0.0)
+    bm25 = {e.row["id"]: e.raw / top for e in lexical} if top > 0 else {}
+    cosines = {e.row["id"]: e.similarity for ranked in rankings.values() for e in ranked}
+    return {i: (1.0 - lexical_weight) * c + lexical_weight * bm25.get(i, 0.0) for i, c in cosines.items()}
+
+
+def rrf_with_evidence(
+    rankings: Rankings, weight: float, lexical_weight: float, k: int = RRF_K
+) -> list[Candidate]:
+    """RRF plus `weight` × the chunk's score evidence: ranks decide, and how far apart the raw
+    scores are breaks near-ties that rank positions alone cannot see. `weight` 0 is plain RRF."""
+    fused = rrf(rankings, k)
+    if weight == 0:
+        return fused
+    scores = evidence(rankings, lexical_weight)
+    for candidate in fused:
+        candidate.score += weight * scores[candidate.id]
+    return by_score(fused)

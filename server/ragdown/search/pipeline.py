@@ -1,6 +1,6 @@
 """The search pipeline of BEHAVIOUR §3, composed from one module per rule.
 
-retrieve (pools, pre-filters) → abstain? → fuse (routed score fusion, or RRF + alias boost)
+retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence + alias boost)
 → per-document cap → limit → follow links (within the linking document's folder).
 """
 
@@ -16,7 +16,7 @@ from ragdown.search.abstention import knows_nothing
 from ragdown.search.aliases import boost_aliases
 from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
-from ragdown.search.fusion import Candidate, Rankings, rrf, score_fusion
+from ragdown.search.fusion import Candidate, Rankings, rrf_with_evidence, score_fusion
 from ragdown.search.hybrid import Hit, pool_size, retrieve, to_hit
 from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.policy import SearchPolicy
@@ -33,11 +33,18 @@ class SearchOutcome:
     vector: np.ndarray
 
 
-def fuse(rankings: Rankings, query: str, policy: SearchPolicy) -> tuple[list[Candidate], bool]:
-    """Score fusion for a query that names something, else RRF with the alias boost."""
-    if policy.route_identifiers and is_routed(query):
+def fuse(
+    rankings: Rankings, query: str, policy: SearchPolicy, embedder: Embedder
+) -> tuple[list[Candidate], bool]:
+    """A query that names something leans on BM25; every other query gets RRF (plus the score
+    evidence the embedder measured a weight for) and the alias boost."""
+    weight = policy.score_evidence if policy.score_evidence is not None else embedder.score_evidence
+    routed = policy.route_identifiers and is_routed(query)
+    if routed and weight == 0:
         return score_fusion(rankings), True
-    fused = rrf(rankings)
+    if routed:
+        return rrf_with_evidence(rankings, weight, embedder.routed_lexical_weight), True
+    fused = rrf_with_evidence(rankings, weight, embedder.lexical_weight)
     return (boost_aliases(fused, query) if policy.alias_boost else fused), False
 
 
@@ -57,7 +64,7 @@ def run_search(
     rankings = retrieve(store, query, vector, pool_size(limit), prefilter)
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
-    fused, routed = fuse(rankings, query, policy)
+    fused, routed = fuse(rankings, query, policy, embedder)
     ranked = cap_per_document(fused, policy.max_per_document, lambda c: c.path)
     hits = [to_hit(c) for c in ranked[:limit]]
     if policy.follow_links > 0:

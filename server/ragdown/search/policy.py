@@ -18,3 +18,6 @@ class SearchPolicy:
     max_per_document: int = 0
     follow_links: int = 0
     abstain: bool = True
+    # How much the raw scores add to RRF (see fusion.rrf_with_evidence); None: the embedder's
+    # measured value, 0: plain RRF, and routed queries by min–max score fusion.
+    score_evidence: float | None = None

@@ -32,6 +32,12 @@ class Embedder(ABC):
     min_score: float = 0.5
     min_ratio: float = 0.95
     unrelated: float = 0.3
+    # What the raw scores add to RRF (search/fusion.py: rrf_with_evidence), and BM25's share of that
+    # evidence for prose and for queries naming something. They depend on how the model spreads its
+    # cosines, so 0 (plain RRF; min–max fusion for routed queries) until measured for the model.
+    score_evidence: float = 0.0
+    lexical_weight: float = 0.3
+    routed_lexical_weight: float = 0.6
 
     @abstractmethod
     def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:

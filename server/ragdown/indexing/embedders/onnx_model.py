@@ -35,6 +35,9 @@ class OnnxModelSpec:
     min_score: float
     unrelated: float
     min_ratio: float = 0.95
+    score_evidence: float = 0.0
+    lexical_weight: float = 0.3
+    routed_lexical_weight: float = 0.6
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -111,6 +114,9 @@ class OnnxEmbedder(Embedder):
         self.max_chars = spec.max_chars
         self.min_score = spec.min_score
         self.min_ratio = spec.min_ratio
+        self.score_evidence = spec.score_evidence
+        self.lexical_weight = spec.lexical_weight
+        self.routed_lexical_weight = spec.routed_lexical_weight
         self.unrelated = spec.unrelated
         self.model_path = model_path
         self.threads = max(1, threads)
