@@ -210,7 +210,7 @@ class ChunkStore:
         table = self._scan([*columns, "vector"])
         vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
         snapshot = VectorSnapshot(
-            table.drop_columns(["vector"]),
+            table.drop_columns(["vector"]).combine_chunks(),  # one chunk each: cheap `take`s
             np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim),
         )
         with self._lock:

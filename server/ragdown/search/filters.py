@@ -58,6 +58,11 @@ class Prefilter:
     filters: SearchFilters
     superseded: frozenset[str] = frozenset()
 
+    @property
+    def narrows(self) -> bool:
+        """Whether any row can fail the filter."""
+        return self.sql() is not None
+
     def sql(self) -> str | None:
         """The ANDed pre-filter; None when nothing narrows the search."""
         filters, clauses = self.filters, []

@@ -74,19 +74,19 @@ def vectors_of(table: pa.Table) -> np.ndarray:
     )
 
 
-def _lexical_ranking(
-    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: str | None
-) -> list[Retrieved]:
+def _lexical_rows(store: ChunkStore, query: str, pool: int, where: str | None) -> pa.Table | None:
     try:
-        table = store.lexical(query, pool, where, HIT_COLUMNS)
+        return store.lexical(query, pool, where, HIT_COLUMNS)
     except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
         log.info("full-text search rejected %r: %s", query, error)
+        return None
+
+
+def _lexical_ranking(table: pa.Table | None, vector: np.ndarray) -> list[Retrieved]:
+    if table is None or table.num_rows == 0:
         return []
-    if table.num_rows == 0:
-        return []
-    similarities = (
-        vectors_of(table) @ vector
-    )  # the same cosine the dense side reports: vectors are unit length
+    # The same cosine the dense side reports: the vectors are unit length.
+    similarities = vectors_of(table) @ vector
     scores = table.column("_score").to_pylist()
     rows = table.drop_columns(["vector", "_score"]).to_pylist()
     return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
@@ -107,10 +107,15 @@ def _dense_in_memory(
     snapshot = store.vector_snapshot(HIT_COLUMNS)
     if snapshot is None:
         return None
-    rows = np.flatnonzero(prefilter.mask(snapshot.columns))
+    # One product over every row beats gathering the passing rows' vectors first.
+    every = snapshot.vectors @ vector
+    if prefilter.narrows:
+        rows = np.flatnonzero(prefilter.mask(snapshot.columns))
+        similarities = every[rows]
+    else:
+        rows, similarities = np.arange(every.size), every
     if rows.size == 0:
         return []
-    similarities = snapshot.vectors[rows] @ vector
     # Only the pool is sorted: a full sort of every row would cost more than the product itself.
     best = np.argpartition(-similarities, pool - 1)[:pool] if rows.size > pool else np.arange(rows.size)
     best = best[np.argsort(-similarities[best], kind="stable")]
@@ -120,7 +125,11 @@ def _dense_in_memory(
 
 
 def retrieve(
-    store: ChunkStore, query: str, vector: np.ndarray, pool: int, where: Prefilter | str | None
+    store: ChunkStore,
+    query: str,
+    vector: np.ndarray,
+    pool: int,
+    where: Prefilter | str | None,
 ) -> Rankings:
     """The two rankings, each chunk with its cosine to the query; lexical only for a query with words.
 
@@ -129,15 +138,14 @@ def retrieve(
     """
     prefilter = where if isinstance(where, Prefilter) else None
     sql = prefilter.sql() if prefilter is not None else where if isinstance(where, str) else None
-    lexical = (
-        _RETRIEVERS.submit(_lexical_ranking, store, query, vector, pool, sql)
-        if _HAS_WORD_RE.search(query)
-        else None
-    )
+    has_words = _HAS_WORD_RE.search(query) is not None
+    lexical = _RETRIEVERS.submit(_lexical_rows, store, query, pool, sql) if has_words else None
     dense = _dense_in_memory(store, vector, pool, prefilter) if prefilter is not None else None
-    rankings: Rankings = {"dense": dense if dense is not None else _dense_ranking(store, vector, pool, sql)}
+    if dense is None:
+        dense = _dense_ranking(store, vector, pool, sql)
+    rankings: Rankings = {"dense": dense}
     if lexical is not None:
-        rankings["lexical"] = lexical.result()
+        rankings["lexical"] = _lexical_ranking(lexical.result(), vector)
     return rankings
 
 

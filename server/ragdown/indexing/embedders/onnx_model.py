@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -106,8 +106,6 @@ class OnnxEmbedder(Embedder):
         *,
         model_sha256: str = "",
     ) -> None:
-        import onnxruntime as ort
-
         self.spec = spec
         self.name = spec.name
         self.dim = spec.dim
@@ -122,22 +120,39 @@ class OnnxEmbedder(Embedder):
         self.threads = max(1, threads)
         self._model_sha256 = model_sha256
         self.tokenizer = load_tokenizer(tokenizer_path, spec.max_tokens)
-        options = ort.SessionOptions()
         # Parallel passes, not parallel operators: each pass runs on the thread that calls it.
-        options.intra_op_num_threads = 1
+        self.session = self._session(1)
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self._single: Any = None  # one text (a search query): parallel operators, made on first use
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _session(self, threads: int) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        # Spinning workers would keep burning a core after each query, starving the BM25 search
+        # that runs right after it.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         try:
-            self.session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            return ort.InferenceSession(
+                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
             )
         except Exception as error:  # onnxruntime raises its own exception types
-            raise EmbedderError(f"cannot load the ONNX model {model_path}: {error}") from error
-        self.input_names = {i.name for i in self.session.get_inputs()}
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+            raise EmbedderError(f"cannot load the ONNX model {self.model_path}: {error}") from error
+
+    def _single_session(self) -> Any:
+        """A session whose operators use every thread: one query cannot be split into passes, and
+        its latency is what a person waits for."""
+        with self._pool_lock:
+            if self._single is None:
+                self._single = self._session(self.threads)
+            return self._single
 
     @property
     def model_sha256(self) -> str:
@@ -156,7 +171,9 @@ class OnnxEmbedder(Embedder):
         batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
         ids = [[encodings[i].ids for i in batch] for batch in batches]
         vectors: Iterable[Vectors]
-        if self.threads == 1 or len(batches) == 1:
+        if len(batches) == 1 and self.threads > 1:
+            vectors = [self._forward(ids[0], self._single_session())]
+        elif self.threads == 1 or len(batches) == 1:
             vectors = map(self._forward, ids)
         else:
             # Longest first, so the last passes to finish are short ones.
@@ -171,10 +188,10 @@ class OnnxEmbedder(Embedder):
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="ragdown-embed")
             return self._pool
 
-    def _forward(self, token_ids: list[list[int]]) -> Vectors:
+    def _forward(self, token_ids: list[list[int]], session: Any = None) -> Vectors:
         batch = batch_feeds(token_ids)
         feeds = {name: value for name, value in batch.items() if name in self.input_names}
-        hidden: npt.NDArray[np.float32] = self.session.run(None, feeds)[0]
+        hidden: npt.NDArray[np.float32] = (session or self.session).run(None, feeds)[0]
         if self.spec.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:
