@@ -260,3 +260,12 @@ def test_the_registry_builds_openai_embedders(endpoint: Endpoint, monkeypatch: p
     embedder.close()
     with pytest.raises(EmbedderError, match='got "openai:"'):
         create_embedder("openai:")
+
+
+def test_an_unmeasured_endpoint_gets_the_cautious_hook_floor_and_plain_rrf() -> None:
+    from ragdown.indexing.embedders.openai_compat import OpenAIEmbedder
+
+    assert OpenAIEmbedder.min_score == 0.8
+    assert OpenAIEmbedder.min_score > OpenAIEmbedder.unrelated
+    assert OpenAIEmbedder.score_evidence == 0.0
+    assert OpenAIEmbedder.min_ratio == 0.95

@@ -11,8 +11,9 @@
   `openai:<model>@<dim>`. Vectors are put back in `index` order and L2-normalised.
 - 429 and 5xx answers, and connections refused or dropped, are retried a bounded number of times with
   exponential backoff (honouring a numeric `Retry-After`); any other non-2xx answer fails at once.
-- An endpoint has no measured cosine scale, so `min_score`/`unrelated` are the default model's
-  numbers, a guess: set `RAGDOWN_HOOK_MIN_SCORE` for the model you use.
+- An endpoint has no measured cosine scale, so the hook's `min_score` is mcp-ragdown's cautious 0.8
+  for unmeasured models (it injects only near-matches): measure your model with bench/runbooks.py
+  and set `RAGDOWN_HOOK_MIN_SCORE`. Fusion stays plain RRF for the same reason.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import httpx
 import numpy as np
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
-from ragdown.indexing.embedders.minilm import MINILM
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The mcp-ragdown names come first so its configurations keep working; the OPENAI_ ones are aliases.
@@ -59,12 +59,15 @@ def _is_item(value: object) -> bool:
     )
 
 
+UNMEASURED_MIN_SCORE = 0.8  # BEHAVIOUR §4.1: the default for a model nobody measured
+
+
 class OpenAIEmbedder(Embedder):
     """Embeddings from an OpenAI-compatible endpoint. No prefixes: the endpoint's model decides."""
 
     max_chars = 1500
-    min_score = MINILM.min_score
-    unrelated = MINILM.unrelated
+    min_score = UNMEASURED_MIN_SCORE
+    unrelated = 0.75
 
     def __init__(
         self,
