@@ -1,0 +1,341 @@
+"""§6.6 `ragdown_write`, §6.10 save, delete and remove: every vector and refusal message."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from ragdown.documents import writes
+from ragdown.documents.atomic import create_exclusive, file_hash
+from ragdown.documents.errors import Refusal
+from ragdown.documents.writes import (
+    WriteResult,
+    delete_document,
+    remove,
+    save,
+    stamp_provenance,
+    write_document,
+)
+
+BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    (folder / "ops").mkdir(parents=True)
+    (folder / "ops" / "backups.md").write_text(BACKUPS)
+    return folder
+
+
+def refused(call: Callable[[], object]) -> Refusal:
+    with pytest.raises(Refusal) as caught:
+        call()
+    return caught.value
+
+
+def on_disk(root: Path, path: str) -> bytes:
+    return (root / path).read_bytes()
+
+
+def hash_of(root: Path, path: str) -> str:
+    return file_hash(on_disk(root, path))
+
+
+# --- provenance stamping (§6.6) ---
+
+
+def test_stamp_vectors() -> None:
+    assert stamp_provenance("# Plain\n\nText.", "ragdown_write", "s9") == (
+        '---\ncreated_by: ragdown_write\nsession: "s9"\n---\n# Plain\n\nText.'
+    )
+    assert stamp_provenance("---\ntitle: Front\n---\nText.", "ragdown_write") == (
+        "---\ntitle: Front\ncreated_by: ragdown_write\n---\nText."
+    )
+
+
+def test_stamp_keeps_a_claim_the_text_makes_and_the_texts_newlines() -> None:
+    own = "---\ncreated_by: importer\n---\nText."
+    assert stamp_provenance(own, "ragdown_write", "s1") == own
+    assert stamp_provenance("# A\r\n\r\nB\r\n", "ragdown_write") == (
+        "---\r\ncreated_by: ragdown_write\r\n---\r\n# A\r\n\r\nB\r\n"
+    )
+    assert stamp_provenance("---\r\ntitle: T\r\n...\r\nB", "x", 'q"s') == (
+        '---\r\ntitle: T\r\ncreated_by: x\r\nsession: "q\\"s"\r\n...\r\nB'
+    )
+    # No closing marker: no front matter, so a new block goes first.
+    assert stamp_provenance("---\nnot closed", "x") == "---\ncreated_by: x\n---\n---\nnot closed"
+
+
+# --- ragdown_write: replace ---
+
+
+def test_a_new_document_is_stamped_and_its_hash_is_of_the_bytes_written(root: Path) -> None:
+    result = write_document(root, "./new//plain.md", "# Plain\n\nText.", session_id="s9")
+    expected = '---\ncreated_by: ragdown_write\nsession: "s9"\n---\n# Plain\n\nText.'
+    assert on_disk(root, "new/plain.md").decode() == expected
+    assert result == WriteResult("new/plain.md", True, hash_of(root, "new/plain.md"))
+
+    write_document(root, "new/front.md", "---\ntitle: Front\n---\nText.")
+    assert (
+        on_disk(root, "new/front.md").decode() == "---\ntitle: Front\ncreated_by: ragdown_write\n---\nText."
+    )
+    write_document(root, "new/own.md", "---\ncreated_by: importer\n---\nText.", session_id="")
+    assert on_disk(root, "new/own.md").decode() == "---\ncreated_by: importer\n---\nText."
+
+
+def test_replacing_keeps_the_agents_provenance_and_the_users_ownership(root: Path) -> None:
+    first = write_document(root, "new/plain.md", "# Plain\n\nText.", session_id="s9")
+    write_document(root, "new/plain.md", "# Plain\n\nRewritten.", base_hash=first.hash, session_id="other")
+    assert on_disk(root, "new/plain.md").decode() == (
+        '---\ncreated_by: ragdown_write\nsession: "s9"\n---\n# Plain\n\nRewritten.'
+    )
+    mine = hash_of(root, "ops/backups.md")
+    result = write_document(
+        root, "ops/backups.md", "# Backups\n\nWeekly.", base_hash=mine[:12], session_id="s"
+    )
+    assert on_disk(root, "ops/backups.md").decode() == "# Backups\n\nWeekly."
+    assert not result.created
+
+
+def test_replacing_needs_the_hash_and_heading_needs_append(root: Path) -> None:
+    blind = refused(lambda: write_document(root, "ops/./backups.md", "# Gone"))
+    assert (blind.status, str(blind)) == (
+        409,
+        "ops/backups.md exists: pass the hash ragdown_read_doc returned as base_hash to replace it",
+    )
+    heading = refused(lambda: write_document(root, "ops/backups.md", "x", heading="Backups"))
+    assert (heading.status, str(heading)) == (400, "heading is for append: true")
+    assert on_disk(root, "ops/backups.md").decode() == BACKUPS
+
+
+def test_a_stale_or_short_hash_is_a_change(root: Path) -> None:
+    full = hash_of(root, "ops/backups.md")
+    for stale in ("0" * 64, full[:6]):
+        error = refused(partial(write_document, root, "ops/backups.md", "# x", base_hash=stale))
+        assert (error.status, error.code, str(error)) == (
+            409,
+            "changed",
+            "ops/backups.md was changed on disk since it was opened",
+        )
+    (root / "ops" / "backups.md").unlink()
+    gone = refused(lambda: write_document(root, "ops/backups.md", "# x", base_hash=full))
+    assert (gone.status, gone.code, str(gone)) == (
+        409,
+        "changed",
+        "ops/backups.md was deleted since it was opened",
+    )
+
+
+def test_paths_are_validated_as_for_every_write(root: Path) -> None:
+    assert str(refused(lambda: write_document(root, ".obsidian/x.md", "x"))) == (
+        "path names a folder or file the index skips: .obsidian/x.md"
+    )
+    assert refused(lambda: write_document(root, "ops/diagram.png", "x")).status == 400
+    assert not (root / ".obsidian").exists()
+
+
+# --- ragdown_write: append ---
+
+
+def test_append_vector_keeps_the_next_heading(root: Path) -> None:
+    (root / "a.md").write_text("# A\n\n## One\n\nfirst\n\n\n## Two\n\nsecond\n")
+    result = write_document(root, "a.md", "more", append=True, heading="One")
+    assert on_disk(root, "a.md").decode() == "# A\n\n## One\n\nfirst\n\nmore\n\n## Two\n\nsecond\n"
+    assert result == WriteResult("a.md", False, hash_of(root, "a.md"))
+
+
+def test_append_under_a_heading_whose_section_runs_to_the_end_then_at_the_end(root: Path) -> None:
+    read = hash_of(root, "ops/backups.md")
+    write_document(
+        root, "ops/backups.md", "Check the checksum first.", append=True, heading="Backups", base_hash=read
+    )
+    write_document(root, "ops/backups.md", "## Offsite\n\nS3, weekly.\n\n", append=True)
+    assert on_disk(root, "ops/backups.md").decode() == (
+        "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n\n"
+        "Check the checksum first.\n\n## Offsite\n\nS3, weekly.\n"
+    )
+    # Appending leaves the document the user's: no provenance is stamped.
+    assert b"created_by" not in on_disk(root, "ops/backups.md")
+
+
+def test_append_keeps_crlf_and_to_an_empty_file_adds_no_leading_blank(root: Path) -> None:
+    (root / "crlf.md").write_bytes(b"# A\r\n\r\nfirst\r\n")
+    write_document(root, "crlf.md", "more\nlines", append=True)
+    assert on_disk(root, "crlf.md") == b"# A\r\n\r\nfirst\r\n\r\nmore\r\nlines\r\n"
+    (root / "empty.md").write_bytes(b"")
+    write_document(root, "empty.md", "first  \n", append=True)
+    assert on_disk(root, "empty.md") == b"first\n"
+
+
+def test_append_refusals(root: Path) -> None:
+    missing = refused(lambda: write_document(root, "ops/none.md", "x", append=True))
+    assert (missing.status, str(missing)) == (404, "no such document: ops/none.md")
+    heading = refused(lambda: write_document(root, "ops/backups.md", "x", append=True, heading="Nope"))
+    assert (heading.status, str(heading)) == (404, 'no heading "Nope" in ops/backups.md')
+    stale = refused(lambda: write_document(root, "ops/backups.md", "x", append=True, base_hash="0" * 12))
+    assert (stale.status, stale.code, str(stale)) == (
+        409,
+        "changed",
+        "ops/backups.md was changed on disk since it was opened",
+    )
+    assert on_disk(root, "ops/backups.md").decode() == BACKUPS
+
+
+def test_append_against_a_file_changed_after_it_was_read_is_a_conflict(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_save = writes.save
+
+    def racing_save(*args: object, **kwargs: object) -> WriteResult:
+        (root / "ops" / "backups.md").write_text("# Someone else's\n")
+        return real_save(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writes, "save", racing_save)
+    error = refused(lambda: write_document(root, "ops/backups.md", "mine", append=True))
+    assert error.code == "changed"
+    assert on_disk(root, "ops/backups.md").decode() == "# Someone else's\n"
+
+
+# --- save (§6.10) ---
+
+
+def test_save_creates_with_folders_and_refuses_an_existing_file(root: Path) -> None:
+    result = save(root, "sub/deeper/kafka.md", "# Kafka\n")
+    assert result == WriteResult("sub/deeper/kafka.md", True, file_hash(b"# Kafka\n"))
+    taken = refused(lambda: save(root, "sub/deeper/kafka.md", "# Other"))
+    assert (taken.status, str(taken)) == (409, "already exists: sub/deeper/kafka.md")
+    shown = refused(lambda: save(root, "ops/backups.md", "x", display_path="work/ops/backups.md"))
+    assert str(shown) == "already exists: work/ops/backups.md"
+    assert save(root, "sub/deeper/kafka.md", "# Other", overwrite=True).created is False
+    assert on_disk(root, "sub/deeper/kafka.md") == b"# Other"
+
+
+def test_save_refuses_a_folder_where_the_file_would_go(root: Path) -> None:
+    (root / "dir.md").mkdir()
+    error = refused(lambda: save(root, "dir.md", "x", overwrite=True))
+    assert (error.status, str(error)) == (409, "not a file: dir.md")
+
+
+def test_save_keeps_crlf_and_accepts_12_or_64_hash_characters(root: Path) -> None:
+    (root / "crlf.md").write_bytes(b"# Backups\r\n\r\nNightly.\r\n")
+    opened = hash_of(root, "crlf.md")
+    result = save(root, "crlf.md", "# Backups\n\nHourly.\n", base_hash=opened)
+    assert on_disk(root, "crlf.md") == b"# Backups\r\n\r\nHourly.\r\n"
+    assert result.hash == hash_of(root, "crlf.md")
+    save(root, "crlf.md", "# Backups\r\nDaily.\n", base_hash=result.hash[:12])
+    assert on_disk(root, "crlf.md") == b"# Backups\r\nDaily.\r\n"
+
+
+def test_save_with_a_stale_short_or_vanished_hash_is_refused_with_code_changed(root: Path) -> None:
+    full = hash_of(root, "ops/backups.md")
+    short = refused(lambda: save(root, "ops/backups.md", "x", base_hash=full[:6]))
+    assert (short.status, short.code, str(short)) == (
+        409,
+        "changed",
+        "ops/backups.md was changed on disk since it was opened",
+    )
+    gone = refused(lambda: save(root, "new/x.md", "x", base_hash=full))
+    assert (gone.code, str(gone)) == ("changed", "new/x.md was deleted since it was opened")
+    assert not (root / "new").exists()  # nothing made for a refused write
+    assert on_disk(root, "ops/backups.md").decode() == BACKUPS
+
+
+def test_save_losing_a_create_race_is_already_exists(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = create_exclusive
+
+    def racing(path: Path, data: bytes, display_path: str | None = None) -> None:
+        path.write_bytes(b"the other writer's")
+        real(path, data, display_path)
+
+    monkeypatch.setattr("ragdown.documents.writes.create_exclusive", racing)
+    error = refused(lambda: save(root, "race.md", "mine"))
+    assert (error.status, str(error)) == (409, "already exists: race.md")
+    assert on_disk(root, "race.md") == b"the other writer's"
+
+
+def test_a_failed_rename_leaves_the_original_and_no_temp_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(src: object, dst: object) -> None:
+        raise OSError("no space left")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="no space left"):
+        write_document(root, "ops/backups.md", "new", base_hash=hash_of(root, "ops/backups.md"))
+    assert on_disk(root, "ops/backups.md").decode() == BACKUPS
+    assert sorted(os.listdir(root / "ops")) == ["backups.md"]
+
+
+def test_save_through_a_symlinked_folder_is_refused(root: Path, tmp_path: Path) -> None:
+    (root / "link").symlink_to(root / "ops")
+    error = refused(lambda: save(root, "link/x.md", "x"))
+    assert (error.status, str(error)) == (400, "a folder on the path is a file or a symlink: link/x.md")
+    assert not (root / "ops" / "x.md").exists()
+
+
+# --- delete_document and remove (§6.10) ---
+
+
+def test_delete_document(root: Path) -> None:
+    full = hash_of(root, "ops/backups.md")
+    for stale in ("0" * 64, full[:6]):
+        error = refused(partial(delete_document, root, "ops/backups.md", base_hash=stale))
+        assert (error.status, error.code, str(error)) == (
+            409,
+            "changed",
+            "ops/backups.md changed since it was read, so it was not deleted: "
+            "read it again and decide on what it says now",
+        )
+    assert delete_document(root, "ops//backups.md", base_hash=full[:12]) == "ops/backups.md"
+    assert not (root / "ops" / "backups.md").exists()
+    missing = refused(lambda: delete_document(root, "ops/backups.md"))
+    assert (missing.status, str(missing)) == (404, "no such document: ops/backups.md")
+    assert refused(lambda: delete_document(root, "ops")).status == 400  # Markdown only
+
+
+def test_remove_a_document_or_an_attachment(root: Path) -> None:
+    (root / "ops" / "diagram.png").write_bytes(b"png")
+    attachment = refused(lambda: remove(root, "ops/diagram.png"))
+    assert (attachment.status, str(attachment)) == (
+        400,
+        "only Markdown files (.md, .markdown, .mdx) can be written: ops/diagram.png",
+    )
+    assert remove(root, "ops/backups.md", base_hash=hash_of(root, "ops/backups.md")) == "ops/backups.md"
+
+
+def test_remove_a_subfolder(root: Path) -> None:
+    (root / "ops" / "old").mkdir()
+    (root / "ops" / "old" / "pg.md").write_text("# Postgres")
+    subfolder = refused(lambda: remove(root, "ops/old", base_hash="0" * 64))
+    assert (subfolder.status, str(subfolder)) == (
+        400,
+        "ops/old is a subfolder: base_hash guards one document, so leave it out to delete a subfolder",
+    )
+    full = refused(lambda: remove(root, "ops"))
+    assert (full.status, str(full)) == (
+        409,
+        "ops is not empty: pass recursive: true to delete everything in it",
+    )
+    assert remove(root, "ops/old/pg.md") == "ops/old/pg.md"
+    assert remove(root, "ops/old/") == "ops/old"
+    assert remove(root, "ops", recursive=True) == "ops"
+    assert os.listdir(root) == []
+
+
+@pytest.mark.parametrize("path", [".", ".."])
+def test_remove_refuses_the_scope_itself_and_above(root: Path, path: str) -> None:
+    error = refused(lambda: remove(root, path, recursive=True))
+    assert (error.status, str(error)) == (400, f"path is outside the docs folder: {path}")
+    assert (root / "ops" / "backups.md").exists()
+
+
+def test_remove_does_not_follow_a_symlinked_folder(root: Path) -> None:
+    (root / "link.md").symlink_to(root / "ops")
+    error = refused(lambda: remove(root, "link.md", recursive=True))
+    assert (error.status, str(error)) == (404, "no such document: link.md")
+    assert (root / "ops" / "backups.md").exists()
