@@ -166,6 +166,78 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
+def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
+    """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
+    import uvicorn
+
+    from ragdown.folders.config import SERVER_CONFIG
+    from ragdown.serving.http import create_app
+
+    if settings.docs_dir is None:
+        raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
+    if not settings.token and not settings.secure_local_net:
+        raise CliError(
+            "set RAGDOWN_TOKEN to the bearer token clients must send "
+            "(or SECURE_LOCAL_NET=true on a network you trust)"
+        )
+    docs = check_docs_dir(settings.docs_dir)
+    data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
+    engine = Engine.open(
+        docs,
+        data_dir,
+        settings.embedder,
+        threads=settings.threads,
+        settings=settings,
+        folders_mode=True,
+        server_config=docs / SERVER_CONFIG,
+    )
+    engine.start()
+    try:
+        uvicorn.run(
+            create_app(engine, settings),
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            timeout_keep_alive=75,
+        )
+    finally:
+        engine.close()
+    return 0
+
+
+def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
+    """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
+    import anyio
+
+    from ragdown.folders.registry import read_folder
+    from ragdown.folders.scope import Scope
+    from ragdown.serving.tools import Endpoint, build_server
+
+    folder = args.docs or settings.docs_dir
+    if folder is None:
+        raise CliError("pass the folder to serve (ragdown stdio DOCS) or set RAGDOWN_DOCS_DIR")
+    docs = check_docs_dir(Path(folder))
+    data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
+    engine = Engine.open(
+        docs, data_dir, args.embedder or settings.embedder, threads=settings.threads, settings=settings
+    )
+    engine.start()
+    named = read_folder(docs.parent, docs.name)
+    endpoint = Endpoint(
+        engine=engine,
+        scope=Scope(),
+        name=f"ragdown-{docs.name}",
+        title=named.title if named else docs.name,
+        read_only=settings.read_only,
+        disabled=settings.disabled_tool_names(),
+    )
+    try:
+        anyio.run(build_server(endpoint).run_stdio_async)
+    finally:
+        engine.close()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragdown", description="Markdown folders for AI agents.")
     parser.add_argument("--version", action="version", version=f"ragdown {__version__}")
@@ -198,6 +270,20 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--path-prefix", help="only documents under this folder (like ops/db)")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
+
+    serve = commands.add_parser(
+        "serve",
+        help="Serve the folders of RAGDOWN_DOCS_DIR over HTTP (MCP at /mcp/<folder>).",
+        description="Serve the folders of RAGDOWN_DOCS_DIR: MCP at /mcp/<folder>, status at /api/status. "
+        "Needs RAGDOWN_TOKEN (or SECURE_LOCAL_NET=true); PORT sets the port (3000).",
+    )
+    serve.set_defaults(run=command_serve)
+
+    stdio = commands.add_parser("stdio", help="Serve one folder over MCP stdio (for a local agent).")
+    stdio.add_argument("docs", metavar="DOCS", nargs="?", help="the folder (default: RAGDOWN_DOCS_DIR)")
+    stdio.add_argument("--data-dir", help="where the index lives (default: ~/.cache/ragdown/<hash>)")
+    stdio.add_argument("--embedder", help="minilm (default), granite-small, bge-small, openai:<model>, hash")
+    stdio.set_defaults(run=command_stdio)
     return parser
 
 

@@ -100,6 +100,7 @@ class Engine:
         policy: SearchPolicy | None = None,
         memory: SessionMemory | None = None,
         server_config: Path | None = None,
+        folders_mode: bool = False,
     ) -> None:
         """`settings` defaults to the environment's; `server_config` is the saved server settings
         file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
@@ -118,7 +119,8 @@ class Engine:
         self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
         self.store = ChunkStore(data_dir, meta)
-        self.syncer = Syncer(self.docs_dir, self.store, embedder)
+        self.folders_mode = folders_mode
+        self.syncer = Syncer(self.docs_dir, self.store, embedder, folders_only=folders_mode)
         self.watcher: FolderWatcher | None = None
 
     @classmethod
@@ -130,12 +132,13 @@ class Engine:
         threads: int | None = None,
         watch: bool | None = None,
         settings: ServerSettings | None = None,
+        **options: Any,
     ) -> Engine:
         """Open with `embedder_name`, else the embedder the index was built with, else the default."""
         check_data_dir(data_dir, check_docs_dir(docs_dir))
         name = embedder_name or recorded_embedder(data_dir) or "minilm"
         embedder = create_embedder(name, threads=threads)
-        return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings)
+        return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings, **options)
 
     @property
     def rebuilt_because(self) -> str | None:

@@ -306,3 +306,20 @@ def test_vectors_are_unit_length(syncer: Syncer, store: ChunkStore, write: Write
     syncer.sync()
     vector = np.asarray(store.table.search().limit(1).to_list()[0]["vector"])
     assert abs(np.linalg.norm(vector) - 1.0) < 1e-5
+
+
+def test_in_folders_mode_loose_top_level_files_are_not_indexed(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    from ragdown.engine import Engine
+    from ragdown.indexing.embedders.hashing import HashEmbedder
+
+    write("loose.md", "# Loose\nnot in any folder")
+    write("work/a.md", "# A\nin the work folder")
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", folders_mode=True, watch=False)
+    try:
+        report = engine.sync()
+        assert report.added == 1
+        assert set(engine.store.files()) == {"work/a.md"}
+    finally:
+        engine.close()

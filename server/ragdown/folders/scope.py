@@ -46,6 +46,10 @@ class Scope:
         """A root-relative path as this scope shows it."""
         return path[len(self.dir) + 1 :] if self.dir and path.startswith(self.dir + "/") else path
 
+    def contains(self, path: str) -> bool:
+        """Whether a root-relative path lies inside this scope."""
+        return not self.dir or path.startswith(self.dir + "/")
+
     def absolute(self, path: str) -> str:
         """A scope-relative path as a root-relative one."""
         return f"{self.dir}/{path}" if self.dir else path

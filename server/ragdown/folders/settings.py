@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -44,6 +44,28 @@ class ServerSettings(BaseSettings):
         default=None, ge=0, le=1, description="ragdown_context: lowest share of the best hit's cosine"
     )
     hook_max_chars: int | None = Field(default=None, ge=0, description="ragdown_context: most characters")
+    # `serve` and `stdio`
+    docs_dir: Path | None = Field(default=None, description="the folders `serve` serves")
+    notes_dir: str = Field(default="notes", description="where ragdown_remember writes, inside a folder")
+    token: str | None = Field(
+        default=None, repr=False, description="bearer token for every MCP and API route"
+    )
+    secure_local_net: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("SECURE_LOCAL_NET", "RAGDOWN_SECURE_LOCAL_NET"),
+        description="skip auth (only on a network you trust)",
+    )
+    port: int = Field(default=3000, ge=1, le=65535, validation_alias=AliasChoices("PORT", "RAGDOWN_PORT"))
+    host: str = Field(default="127.0.0.1", description="the address `serve` binds")
+    read_only: bool = Field(default=False, description="hide and refuse the write tools")
+    disabled_tools: str = Field(default="", description="comma-separated tools neither listed nor callable")
+    allowed_hosts: str = Field(
+        default="", description="extra Host values MCP accepts (an ingress host); * for any"
+    )
+    root_mcp: bool = Field(default=False, description="serve every MCP folder at /mcp too")
+
+    def disabled_tool_names(self) -> frozenset[str]:
+        return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())
 
     def hook_layer(self) -> dict[str, float]:
         """The hook values the environment sets, as a settings layer."""

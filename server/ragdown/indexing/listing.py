@@ -24,8 +24,11 @@ def is_skipped_name(name: str) -> bool:
     return name.startswith(".") or name == "node_modules"
 
 
-def list_markdown_files(root: Path) -> dict[str, FileStat]:
-    """Root-relative `/` paths of every indexable file, with the stat the sync compares."""
+def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, FileStat]:
+    """Root-relative `/` paths of every indexable file, with the stat the sync compares.
+
+    `folders_only`: the root holds folders (`serve`); Markdown loose at its top level belongs to no
+    folder and is listed by the web API but never indexed."""
     found: dict[str, FileStat] = {}
     pending: list[tuple[str, str]] = [(str(root), "")]
     while pending:
@@ -40,6 +43,8 @@ def list_markdown_files(root: Path) -> dict[str, FileStat]:
             relative = prefix + entry.name
             if entry.is_dir(follow_symlinks=False):
                 pending.append((entry.path, relative + "/"))
+            elif folders_only and not prefix:
+                continue
             elif is_markdown(entry.name) and entry.is_file(follow_symlinks=False):
                 try:
                     stat = entry.stat(follow_symlinks=False)

@@ -133,8 +133,11 @@ class _Run:
 class Syncer:
     """Syncs one folder into one store, one run at a time."""
 
-    def __init__(self, root: Path, store: ChunkStore, embedder: Embedder) -> None:
+    def __init__(
+        self, root: Path, store: ChunkStore, embedder: Embedder, *, folders_only: bool = False
+    ) -> None:
         self.root = root
+        self.folders_only = folders_only
         self.store = store
         self.embedder = embedder
         self.last_sync: SyncReport | None = None
@@ -188,7 +191,7 @@ class Syncer:
         if full:
             self.store.delete_all()
         indexed = self.store.files()
-        on_disk = list_markdown_files(self.root)
+        on_disk = list_markdown_files(self.root, folders_only=self.folders_only)
         run = _Run(self, len(on_disk), progress)
         run.removed = [path for path in indexed if path not in on_disk]
         for path, stat in sorted(on_disk.items()):

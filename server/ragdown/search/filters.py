@@ -39,7 +39,7 @@ class FilterError(ValueError):
     """A filter value that cannot match anything the way it was written."""
 
 
-def _normalised_tag(filters: SearchFilters) -> str | None:
+def normalised_tag(filters: SearchFilters) -> str | None:
     if not filters.tag:
         return None
     tag = normalise_tag(filters.tag)
@@ -68,7 +68,7 @@ class Prefilter:
         filters, clauses = self.filters, []
         if filters.path_prefix:
             clauses.append(f"starts_with(path, {sql_string(filters.path_prefix)})")
-        tag = _normalised_tag(filters)
+        tag = normalised_tag(filters)
         if tag is not None:
             clauses.append(
                 f"(strpos(tags, {sql_string(f' {tag} ')}) > 0 OR strpos(tags, {sql_string(f' {tag}/')}) > 0)"
@@ -91,7 +91,7 @@ class Prefilter:
         path, tags, created_by = (rows.column(c) for c in ("path", "tags", "created_by"))
         if filters.path_prefix:
             keep &= _bools(pc.starts_with(path, filters.path_prefix))
-        tag = _normalised_tag(filters)
+        tag = normalised_tag(filters)
         if tag is not None:
             keep &= _bools(pc.match_substring(tags, f" {tag} ")) | _bools(
                 pc.match_substring(tags, f" {tag}/")

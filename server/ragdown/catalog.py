@@ -1,0 +1,186 @@
+"""What the index holds, as agents read it: documents listed, one read, counts (BEHAVIOUR §5.3).
+
+Reads go to the files on disk (the text exactly as written, its hash); the index supplies what
+is known about each document (title, tags, provenance, supersedes).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragdown.documents.atomic import file_hash, short_hash
+from ragdown.documents.errors import Refusal
+from ragdown.documents.headings import heading_range_in_lines
+from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.documents.paths import is_markdown
+from ragdown.folders.scope import Scope
+from ragdown.indexing.store import ChunkStore
+from ragdown.search.format import changed_date
+
+DOC_COLUMNS = [
+    "path",
+    "title",
+    "tags",
+    "aliases",
+    "description",
+    "created_by",
+    "session",
+    "supersedes",
+    "mtime_ms",
+]
+
+
+@dataclass
+class DocEntry:
+    """One indexed document as `ragdown_list` shows it (paths root-relative)."""
+
+    path: str
+    title: str
+    tags: list[str]
+    aliases: list[str]
+    description: str
+    created_by: str
+    session: str
+    mtime_ms: float
+    chunks: int = 0
+    superseded_by: list[str] = field(default_factory=list)
+
+
+def documents(store: ChunkStore) -> dict[str, DocEntry]:
+    """Every indexed document with its metadata and the documents that supersede it."""
+    table = store.chunks([*DOC_COLUMNS, "chunk_index"], "true")
+    entries: dict[str, DocEntry] = {}
+    supersedes: dict[str, list[str]] = {}
+    for row in table.to_pylist():
+        entry = entries.get(row["path"])
+        if entry is None:
+            entry = entries[row["path"]] = DocEntry(
+                path=row["path"],
+                title=row["title"],
+                tags=row["tags"].split(),
+                aliases=[a for a in row["aliases"].split("\n") if a],
+                description=row["description"],
+                created_by=row["created_by"],
+                session=row["session"],
+                mtime_ms=float(row["mtime_ms"]),
+            )
+            supersedes[row["path"]] = [p for p in row["supersedes"].split("\n") if p]
+        entry.chunks += 1
+    for path, targets in supersedes.items():
+        for target in targets:
+            if target in entries:
+                entries[target].superseded_by.append(path)
+    for entry in entries.values():
+        entry.superseded_by.sort()
+    return dict(sorted(entries.items()))
+
+
+def list_line(entry: DocEntry, scope: Scope) -> str:
+    tags = f" [{' '.join('#' + t for t in entry.tags)}]" if entry.tags else ""
+    details = [f"changed {changed_date(entry.mtime_ms)}"]
+    if entry.created_by:
+        details.append(f"written by an agent with {entry.created_by}")
+    if entry.session:
+        details.append(f"session {entry.session}")
+    if entry.aliases:
+        details.append(f"aliases {', '.join(entry.aliases)}")
+    inside = [scope.relative(p) for p in entry.superseded_by if scope.contains(p)]
+    if inside:
+        details.append(f"superseded by {', '.join(inside)}")
+    description = f": {entry.description}" if entry.description else ""
+    return f"{scope.relative(entry.path)} — {entry.title}{tags} ({', '.join(details)}){description}"
+
+
+@dataclass(frozen=True)
+class DocRead:
+    path: str  # scope-relative
+    start: int
+    end: int
+    total: int
+    hash: str  # full hex
+    text: str
+    resolved_from: str | None
+    superseded_by: list[str]
+
+    def header(self) -> str:
+        extras = f", resolved from {_json(self.resolved_from)}" if self.resolved_from is not None else ""
+        if self.superseded_by:
+            extras += f", superseded by {', '.join(self.superseded_by)}"
+        return f"{self.path}:{self.start}-{self.end} of {self.total} (hash {short_hash(self.hash)}{extras})"
+
+
+def _json(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _scope_relative_path(scope: Scope, path: str) -> str:
+    """The scope-relative, normalised form of `path`, refusing one that leaves the scope."""
+    normalised = posixpath.normpath(path.replace("\\", "/")).lstrip("/")
+    if normalised == ".." or normalised.startswith("../") or "\0" in path:
+        raise Refusal(400, f"path is outside the docs folder: {path}")
+    return "" if normalised == "." else normalised
+
+
+def read_document(
+    docs_dir: Path,
+    store: ChunkStore,
+    scope: Scope,
+    path: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    *,
+    folders_mode: bool = False,
+) -> DocRead:
+    """`ragdown_read_doc`: a path inside the scope, else a wikilink target resolved in the folder."""
+    relative = _scope_relative_path(scope, path)
+    anchor: str | None = None
+    resolved_from: str | None = None
+    root_path = scope.absolute(relative) if relative else scope.dir
+    candidate = docs_dir / root_path if root_path else None
+    entries = documents(store)
+    if not (
+        relative
+        and candidate is not None
+        and candidate.is_file()
+        and not candidate.is_symlink()
+        and not any(part.startswith(".") or part == "node_modules" for part in root_path.split("/"))
+    ):
+        # Links resolve within the folder; a target outside this scope counts as not found.
+        prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""
+        inside = {p[len(prefix) :]: e.aliases for p, e in entries.items() if p.startswith(prefix)}
+        resolved = resolve_wikilink(LinkIndex(inside, inside), path)
+        found = prefix + resolved.path if resolved else None
+        if resolved is None or found is None or not scope.contains(found) or not is_markdown(found):
+            raise Refusal(
+                404, f"no such document: {path} (not a path, and no document by that name or alias)"
+            )
+        root_path, anchor, resolved_from = found, resolved.anchor, path
+        candidate = docs_dir / root_path
+    assert candidate is not None
+    data = candidate.read_bytes()
+    lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines = lines[:-1]
+    total = len(lines)
+    start, end = 1, total
+    if anchor and start_line is None and end_line is None:
+        found_range = heading_range_in_lines(lines, anchor)
+        if found_range is not None:
+            start, end = found_range
+    start = max(1, start_line if start_line is not None else start)
+    end = min(total, end_line if end_line is not None else end)
+    entry = entries.get(root_path)
+    superseded = [scope.relative(p) for p in (entry.superseded_by if entry else []) if scope.contains(p)]
+    return DocRead(
+        path=scope.relative(root_path),
+        start=start,
+        end=end,
+        total=total,
+        hash=file_hash(data),
+        text="\n".join(lines[start - 1 : end]),
+        resolved_from=resolved_from,
+        superseded_by=superseded,
+    )

@@ -1,0 +1,48 @@
+"""Folders (BEHAVIOUR §5.1, §7.4): each top-level real directory of the docs dir, with its
+`.ragdown.json` (`title`, `mcp` default false, `hook`); re-read on every request, so turning
+`mcp` on or off applies to the next one without a restart."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdown.folders.config import FOLDER_CONFIG, read_json_object
+
+
+@dataclass(frozen=True)
+class Folder:
+    name: str
+    title: str
+    mcp: bool
+
+
+def is_folder_name(name: str) -> bool:
+    return bool(name) and not name.startswith(".") and name != "node_modules"
+
+
+def read_folder(docs_dir: Path, name: str) -> Folder | None:
+    """The folder `name`, or None when there is no such real directory."""
+    if not is_folder_name(name) or "/" in name or "\\" in name or "\0" in name:
+        return None
+    path = docs_dir / name
+    if path.is_symlink() or not path.is_dir():
+        return None
+    config = read_json_object(path / FOLDER_CONFIG)
+    title = config.get("title")
+    return Folder(
+        name=name,
+        title=title if isinstance(title, str) and title.strip() else name,
+        mcp=config.get("mcp") is True,
+    )
+
+
+def list_folders(docs_dir: Path) -> list[Folder]:
+    found = []
+    for entry in sorted(os.scandir(docs_dir), key=lambda e: e.name):
+        if entry.is_dir(follow_symlinks=False):
+            folder = read_folder(docs_dir, entry.name)
+            if folder is not None:
+                found.append(folder)
+    return found

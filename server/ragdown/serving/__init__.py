@@ -1,0 +1,1 @@
+"""Front ends over the engine: the MCP servers (HTTP and stdio), the HTTP app, auth."""

@@ -1,0 +1,192 @@
+"""`ragdown serve`: the FastAPI app — `/api/status`, and MCP at `/mcp/<folder>[/<sub…>]` (BEHAVIOUR §7).
+
+Every MCP request gets a fresh stateless transport (JSON responses) on a server built for its
+scope; everything a request may need later (hook memory, the index) lives in the engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
+
+from fastapi import FastAPI
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from ragdown import __version__
+from ragdown.engine import Engine
+from ragdown.folders.registry import read_folder
+from ragdown.folders.scope import Scope as DocScope
+from ragdown.folders.settings import ServerSettings
+from ragdown.serving.tools import Endpoint, build_server
+
+MAX_MCP_BODY = 1024 * 1024
+NOT_FOUND_FOLDER = {"error": "Not found: no folder with MCP turned on at this path"}
+LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"]
+
+
+def token_matches(header: str | None, token: str) -> bool:
+    """`Bearer <token>` (scheme case-insensitive), compared as SHA-256 digests in constant time."""
+    if not header:
+        return False
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    expected = hashlib.sha256(token.encode()).digest()
+    return hmac.compare_digest(hashlib.sha256(given.strip().encode()).digest(), expected)
+
+
+def transport_security(settings: ServerSettings) -> TransportSecuritySettings:
+    """DNS-rebinding protection: localhost on any port, plus the hosts an ingress sends."""
+    extra = [h.strip() for h in settings.allowed_hosts.split(",") if h.strip()]
+    if "*" in extra:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [*LOCAL_HOSTS, *(f"{h}:*" for h in LOCAL_HOSTS), *extra]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+async def send_json(
+    send: Send, status: int, body: object, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+@dataclass
+class McpRoutes:
+    """The ASGI app mounted at `/mcp`: auth, then the folder's endpoint, then the MCP transport."""
+
+    engine: Engine
+    settings: ServerSettings
+
+    def __post_init__(self) -> None:
+        self._servers: dict[tuple[str, str], MCPServer] = {}
+        self._security = transport_security(self.settings)
+
+    def endpoint(self, raw_path: bytes) -> Endpoint | None:
+        """The endpoint for `/<folder>[/<sub…>]`, or None: a missing folder, a human-only one and a
+        bad sub-path answer alike, so nobody can tell which folders exist."""
+        try:
+            rest = unquote_to_bytes(raw_path).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        segments = [s for s in rest.split("/") if s]
+        if not segments:
+            return None
+        folder = read_folder(self.engine.docs_dir, segments[0])
+        if folder is None or not folder.mcp:
+            return None
+        path = self.engine.docs_dir / segments[0]
+        for segment in segments[1:]:
+            path = path / segment
+            if segment in (".", "..") or segment.startswith(".") or segment == "node_modules":
+                return None
+            if path.is_symlink() or not path.is_dir():
+                return None
+        name = "ragdown-" + segments[0]
+        return Endpoint(
+            engine=self.engine,
+            scope=DocScope("/".join(segments)),
+            name=name,
+            title=folder.title,
+            read_only=self.settings.read_only,
+            disabled=self.settings.disabled_tool_names(),
+        )
+
+    def server(self, endpoint: Endpoint) -> MCPServer:
+        key = (endpoint.scope.dir, endpoint.title)
+        server = self._servers.get(key)
+        if server is None:
+            server = self._servers[key] = build_server(endpoint)
+        return server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = dict(scope.get("headers") or [])
+        if not self.settings.secure_local_net and not token_matches(
+            headers.get(b"authorization", b"").decode("latin-1"), self.settings.token or ""
+        ):
+            await send_json(send, 401, {"error": "Unauthorized"})
+            return
+        raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
+        relative = raw[len(b"/mcp") :]
+        if relative.strip(b"/") == b"":
+            await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
+            return
+        endpoint = self.endpoint(relative)
+        if endpoint is None:
+            await send_json(send, 404, NOT_FOUND_FOLDER)
+            return
+        manager = StreamableHTTPSessionManager(
+            self.server(endpoint)._lowlevel_server,
+            json_response=True,
+            stateless=True,
+            security_settings=self._security,
+            max_request_body_size=MAX_MCP_BODY,
+        )
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+
+
+class RagdownApp:
+    """`/mcp` and everything under it go to the MCP routes as they are (no mount redirect for a bare
+    `/mcp`); the rest is the FastAPI app."""
+
+    def __init__(self, api: FastAPI, mcp: McpRoutes) -> None:
+        self.api = api
+        self.mcp = mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] in ("http", "websocket") else ""
+        if path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+
+def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
+    app = FastAPI(title="ragdown", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/api/status")
+    def status() -> dict[str, object]:
+        """Open (no auth, no secrets): whether the model and the index are ready, and counts."""
+        files = engine.store.files()
+        return {
+            "name": "ragdown",
+            "version": __version__,
+            "ready": True,
+            "syncing": engine.syncer.syncing,
+            "auth_required": not settings.secure_local_net,
+            "files": len(files),
+            "chunks": sum(f.chunks for f in files.values()),
+            "embedder": engine.embedder.name,
+        }
+
+    @app.middleware("http")
+    async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:
+        response = await call_next(request)
+        response.headers["Keep-Alive"] = "timeout=75"  # type: ignore[attr-defined]
+        return response
+
+    return RagdownApp(app, McpRoutes(engine, settings))

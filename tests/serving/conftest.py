@@ -1,0 +1,127 @@
+"""A real `serve` app on a free port (uvicorn in a thread), over real LanceDB and the hash embedder,
+and the official MCP client speaking to it over HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from ragdown.engine import Engine
+from ragdown.folders.settings import ServerSettings
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.serving.http import create_app
+
+TOKEN = "test-token-1234"
+
+FOLDERS: dict[str, Any] = {
+    "ops": {".ragdown.json": {"title": "Ops runbooks", "mcp": True}},
+    "private": {".ragdown.json": {"title": "Private", "mcp": False}},
+}
+DOCS = {
+    "ops/backups.md": "---\ntags: [ops, db]\naliases: [Restores]\n---\n# Backups\n\n## Restore\n\n"
+    "Run pg_restore into a fresh database.\nThen compare row counts.\n",
+    "ops/db/vacuum.md": "# Vacuum\n\nNightly vacuum on postgres keeps bloat down. See [[backups]].\n",
+    "ops/cache.md": "# Cache\n\n## Redis eviction\n\nRedis evicts keys by maxmemory-policy.\n",
+    "private/diary.md": "# Diary\n\nRedis secrets nobody should read.\n",
+    "loose.md": "# Loose\n\nNot in any folder.\n",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Served:
+    url: str
+    engine: Engine
+    docs: Path
+
+    def http(self, token: str | None = TOKEN) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    @asynccontextmanager
+    async def mcp(self, path: str = "/mcp/ops", token: str | None = TOKEN) -> AsyncIterator[Client]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(self.url + path, http_client=http)) as client,
+        ):
+            yield client
+
+
+def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Served]:
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", settings=settings, folders_mode=True)
+    engine.sync()
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(engine, settings), port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield Served(f"http://127.0.0.1:{port}", engine, docs)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        engine.close()
+
+
+@pytest.fixture
+def folder_docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    for name, files in FOLDERS.items():
+        for file, content in files.items():
+            path = docs / name / file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(content), encoding="utf-8")
+    for relative, text in DOCS.items():
+        path = docs / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return docs
+
+
+@pytest.fixture
+def make_served(folder_docs: Path, tmp_path: Path) -> Iterator[Callable[..., Served]]:
+    started: list[Iterator[Served]] = []
+
+    def make(**settings: Any) -> Served:
+        options = {"token": TOKEN, "watch": False, "hook_min_score": 0.0, "hook_min_ratio": 0.0, **settings}
+        generator = serve(folder_docs, tmp_path / f"data{len(started)}", ServerSettings(**options))
+        started.append(generator)
+        return next(generator)
+
+    yield make
+    for generator in started:
+        next(generator, None)
+
+
+@pytest.fixture
+def served(make_served: Callable[..., Served]) -> Served:
+    return make_served()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,171 @@
+"""MCP over real streamable HTTP with the official client: tools, formats, scoping, auth, 404s."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.serving.conftest import Served
+
+pytestmark = pytest.mark.anyio
+
+READ_TOOLS = {"ragdown_context", "ragdown_recall", "ragdown_read_doc", "ragdown_list", "ragdown_stats"}
+
+
+def text_of(result: object) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
+
+
+async def test_the_folder_server_is_named_and_instructed_with_the_title(served: Served) -> None:
+    async with served.mcp() as client:
+        assert client.server_info is not None
+        assert client.server_info.name == "ragdown-ops"
+        assert '"Ops runbooks"' in (client.instructions or "")
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert names >= READ_TOOLS
+        assert "ragdown_reindex" in names
+
+
+async def test_recall_text_and_json_are_scoped_to_the_folder(served: Served) -> None:
+    async with served.mcp() as client:
+        text = text_of(await client.call_tool("ragdown_recall", {"query": "redis eviction", "top_k": 3}))
+        assert text.startswith("[1] cache.md:")  # folder-relative paths
+        assert "diary" not in text  # a human-only folder is never searched
+        data = json.loads(
+            text_of(await client.call_tool("ragdown_recall", {"query": "pg_restore", "format": "json"}))
+        )
+        hit = data["hits"][0]
+        assert hit["path"] == "backups.md"
+        assert set(hit) >= {
+            "path",
+            "title",
+            "heading",
+            "line_start",
+            "line_end",
+            "similarity",
+            "score",
+            "sources",
+            "tags",
+            "modified",
+            "text",
+        }
+        assert "created_by" not in hit
+
+
+async def test_the_clip_marker_names_the_read_call(served: Served) -> None:
+    async with served.mcp() as client:
+        text = text_of(
+            await client.call_tool("ragdown_recall", {"query": "pg_restore fresh database", "max_chars": 5})
+        )
+        assert "[clipped: 5 of " in text
+        assert 'ragdown_read_doc {path: "backups.md", start_line: ' in text
+
+
+async def test_read_doc_header_hash_and_wikilink_reads(served: Served) -> None:
+    async with served.mcp() as client:
+        text = text_of(await client.call_tool("ragdown_read_doc", {"path": "backups.md"}))
+        header, _, body = text.partition("\n")
+        assert header.startswith("backups.md:1-10 of 10 (hash ")
+        assert body.splitlines()[-1] == "Then compare row counts."
+        linked = text_of(await client.call_tool("ragdown_read_doc", {"path": "Restores#Restore"}))
+        assert linked.startswith("backups.md:7-10 of 10 (hash ")
+        assert 'resolved from "Restores#Restore"' in linked.splitlines()[0]
+        missing = await client.call_tool("ragdown_read_doc", {"path": "nothing-here"})
+        assert missing.is_error
+        assert "no such document: nothing-here" in text_of(missing)
+        escape = await client.call_tool("ragdown_read_doc", {"path": "../private/diary.md"})
+        assert escape.is_error
+        assert "outside the docs folder" in text_of(escape)
+
+
+async def test_list_and_stats(served: Served) -> None:
+    async with served.mcp() as client:
+        listing = text_of(await client.call_tool("ragdown_list", {}))
+        lines = listing.splitlines()
+        assert lines[0] == "documents: 3"
+        assert lines[1].startswith("backups.md — Backups [#db #ops] (changed ")
+        assert "aliases Restores" in lines[1]
+        stats = json.loads(text_of(await client.call_tool("ragdown_stats", {})))
+        assert (stats["role"], stats["embedder"], stats["files"], stats["syncing"]) == (
+            "primary",
+            "hash-384",
+            3,
+            False,
+        )
+        assert stats["scope"] == "ops"
+
+
+async def test_a_subfolder_endpoint_sees_only_below_it(served: Served) -> None:
+    async with served.mcp("/mcp/ops/db") as client:
+        text = text_of(
+            await client.call_tool("ragdown_recall", {"query": "nightly vacuum postgres", "top_k": 5})
+        )
+        assert text.startswith("[1] vacuum.md:")
+        assert "backups.md" not in text
+        listing = text_of(await client.call_tool("ragdown_list", {}))
+        assert listing.splitlines()[0] == "documents: 1"
+        assert listing.splitlines()[1].startswith("vacuum.md — Vacuum (changed ")
+
+
+async def test_context_remembers_a_session_across_stateless_clients(served: Served) -> None:
+    prompt = "how do I restore the postgres database from a dump"
+    async with served.mcp() as first:
+        one = text_of(
+            await first.call_tool("ragdown_context", {"prompt": prompt, "session_id": "s1", "top_k": 1})
+        )
+    async with served.mcp() as second:
+        two = text_of(
+            await second.call_tool("ragdown_context", {"prompt": prompt, "session_id": "s1", "top_k": 1})
+        )
+    assert one.startswith("<ragdown-context ")
+    assert two.startswith("<ragdown-context ")
+    assert one.splitlines()[4] != two.splitlines()[4]  # a different section the second time
+    async with served.mcp() as third:
+        hook = text_of(await third.call_tool("ragdown_context", {"prompt": prompt, "format": "claude-code"}))
+        assert json.loads(hook)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert text_of(await third.call_tool("ragdown_context", {"prompt": "ok"})) == ""
+
+
+def test_every_mcp_route_needs_the_token(served: Served) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    with served.http(token=None) as anonymous:
+        assert anonymous.post("/mcp/ops", json=body, headers=headers).status_code == 401
+    with served.http(token="wrong-token") as wrong:
+        response = wrong.post("/mcp/ops", json=body, headers=headers)
+        assert response.status_code == 401
+        assert response.json() == {"error": "Unauthorized"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/mcp/private/", "/mcp/missing", "/mcp/ops/backups.md", "/mcp/%2E%2E", "/mcp/%E0", "/mcp/ops/.git"],
+)
+def test_human_only_and_missing_folders_answer_the_same_404(served: Served, path: str) -> None:
+    with served.http() as http:
+        response = http.post(path, json={}, headers={"Accept": "application/json, text/event-stream"})
+        assert response.status_code == 404
+        assert response.content == b'{"error": "Not found: no folder with MCP turned on at this path"}'
+
+
+def test_bare_mcp_asks_for_a_folder_and_status_is_open(served: Served) -> None:
+    with served.http() as http:
+        assert http.post("/mcp", json={}).json() == {"error": "Pick a folder: /mcp/<folder>"}
+    with served.http(token=None) as anonymous:
+        status = anonymous.get("/api/status").json()
+        assert status["ready"] is True
+        assert (status["files"], status["auth_required"]) == (4, True)
+        assert "test-token" not in json.dumps(status)
+
+
+async def test_read_only_and_disabled_tools_are_neither_listed_nor_callable(make_served: object) -> None:
+    served = make_served(read_only=True, disabled_tools="ragdown_stats, ragdown_list")  # type: ignore[operator]
+    async with served.mcp() as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "ragdown_reindex" not in names
+        assert "ragdown_stats" not in names
+        assert "ragdown_list" not in names
+        assert "ragdown_recall" in names
+        result = await client.call_tool("ragdown_stats", {})
+        assert result.is_error
