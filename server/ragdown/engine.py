@@ -5,10 +5,12 @@ Every front end (CLI, HTTP, MCP) calls this; none re-implements what it does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ from ragdown.search.policy import SearchPolicy
 from ragdown.search.query_log import LOG_NAME, QueryLog
 
 log = logging.getLogger(__name__)
+
+FIRST_SYNC_WAIT_S = 300.0
 
 
 class FolderNotFoundError(ValueError):
@@ -117,6 +121,7 @@ class Engine:
         self.memory: SessionMemory = memory or LruSessionMemory()
         self.server_config = server_config
         self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
+        self._first_sync: Future[SyncReport] | None = None
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
         self.store = ChunkStore(data_dir, meta)
         self.folders_mode = folders_mode
@@ -182,6 +187,7 @@ class Engine:
         """A search as an agent or person asks it, inside `scope`: `filters.path_prefix` is read
         relative to the scope and hit paths come back relative to it. Logged when enabled."""
         scope = scope or Scope()
+        self.wait_until_indexed()
         started = time.perf_counter()
         asked = filters or SearchFilters()
         effective = replace(asked, path_prefix=scope.search_prefix(asked.path_prefix))
@@ -217,6 +223,7 @@ class Engine:
         """`ragdown_context` for `scope`: the related sections not yet given to the session, with
         paths relative to the scope and a memory of the scope's own."""
         scope = scope or Scope()
+        self.wait_until_indexed()
         started = time.perf_counter()
         settings = self.hook_settings(overrides, scope)
         filters = SearchFilters(path_prefix=scope.search_prefix())
@@ -242,11 +249,22 @@ class Engine:
         return result
 
     def start(self) -> None:
-        """As a server starts: the first sync in the background (searches answer meanwhile), then
-        watching unless `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for."""
-        self.syncer.request()
+        """As a server starts: the first sync in the background, then watching unless
+        `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for. An existing index
+        answers searches meanwhile; an empty one makes them wait for the first sync (a search of
+        a half-built index would say "nothing" where the documents do answer)."""
+        empty = self.is_empty()
+        first = self.syncer.request()
+        self._first_sync = first if empty else None
         if self.watch:
             self.start_watching()
+
+    def wait_until_indexed(self, timeout_s: float = FIRST_SYNC_WAIT_S) -> None:
+        """Block until the first sync of an empty index is done (or `timeout_s` passed)."""
+        first = self._first_sync
+        if first is not None and not first.done():
+            with contextlib.suppress(Exception):  # a timeout or a failed sync: answer with what there is
+                first.result(timeout=timeout_s)
 
     def start_watching(self) -> None:
         if self.watcher is None:

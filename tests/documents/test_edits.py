@@ -7,12 +7,12 @@ import pytest
 from ragdown.documents.edits import (
     Edit,
     EditOutcome,
-    EditRefusal,
     Passage,
     apply_edits,
     nearest_passage,
     with_line_endings_of,
 )
+from ragdown.documents.errors import Refusal
 
 TEXT = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n"
 FALLBACK = (
@@ -21,8 +21,8 @@ FALLBACK = (
 )
 
 
-def refusal(text: str, edits: list[Edit]) -> EditRefusal:
-    with pytest.raises(EditRefusal) as caught:
+def refusal(text: str, edits: list[Edit]) -> Refusal:
+    with pytest.raises(Refusal) as caught:
         apply_edits(text, edits)
     return caught.value
 
@@ -60,7 +60,7 @@ def test_same_text_is_a_400() -> None:
     assert error.status == 400
     assert error.message == "edit 1 of 1: old_text and new_text are the same, so nothing was written"
     assert str(error) == error.message
-    assert isinstance(error, ValueError)
+    assert isinstance(error, Refusal)
 
 
 def test_same_text_after_crlf_normalisation_is_a_400() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.documents.move import MoveRefusal, MoveResult, execute_move, move, plan_move
+from ragdown.documents.errors import Refusal
+from ragdown.documents.move import MoveResult, execute_move, move, plan_move
 
 INDEX = "\n".join(
     [
@@ -46,8 +47,8 @@ def work(docs: Path) -> Path:
     return docs / "work"
 
 
-def refuse(work: Path, source: str, destination: str) -> MoveRefusal:
-    with pytest.raises(MoveRefusal) as caught:
+def refuse(work: Path, source: str, destination: str) -> Refusal:
+    with pytest.raises(Refusal) as caught:
         move(work, source, destination)
     return caught.value
 
@@ -140,7 +141,7 @@ def test_refusals(work: Path, source: str, destination: str, status: int, messag
     before = {path: path.read_bytes() for path in work.rglob("*") if path.is_file()}
     error = refuse(work, source, destination)
     assert (error.status, error.message, str(error)) == (status, message, message)
-    assert isinstance(error, ValueError)
+    assert isinstance(error, Refusal)
     # Nothing was written or moved.
     assert {path: path.read_bytes() for path in work.rglob("*") if path.is_file()} == before
 
@@ -196,7 +197,7 @@ def test_the_moved_document_changed_meanwhile_moves_as_it_is_now(work: Path) -> 
 def test_a_destination_taken_between_plan_and_execute_is_a_409(work: Path) -> None:
     plan = plan_move(work, "ops/pg.md", "db/postgres.md")
     write(work / "db/postgres.md", "theirs")
-    with pytest.raises(MoveRefusal) as caught:
+    with pytest.raises(Refusal) as caught:
         execute_move(plan)
     assert (caught.value.status, caught.value.message) == (409, "already exists: db/postgres.md")
     assert read(work / "db/postgres.md") == "theirs"

@@ -76,18 +76,22 @@ def write_atomic(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def create_new(path: Path, data: bytes) -> bool:
+def create_new(path: Path, data: bytes, mode: int | None = None) -> bool:
     """Create `path` with `data` only if nothing is there; False when something already is.
 
-    A file that fails mid-write is removed again, so no half-written document is left behind.
+    With `mode`, the file gets exactly those permission bits (a move keeping a document's), and is
+    owner-only until then; without, the umask's. A file that fails mid-write is removed again, so
+    no half-written document is left behind.
     """
     path = Path(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
     except FileExistsError:
         return False
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exact bits, whatever the umask
             _write_all(fd, data)
         finally:
             os.close(fd)
@@ -99,7 +103,9 @@ def create_new(path: Path, data: bytes) -> bool:
     return True
 
 
-def create_exclusive(path: Path, data: bytes, display_path: str | None = None) -> None:
+def create_exclusive(
+    path: Path, data: bytes, display_path: str | None = None, mode: int | None = None
+) -> None:
     """`create_new`, refused with 409 `already exists: <p>` when the name is taken, even by a racer."""
-    if not create_new(path, data):
+    if not create_new(path, data, mode):
         raise Refusal(409, f"already exists: {display_path or path}")

@@ -10,23 +10,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragdown.documents.errors import Refusal
+
 _NOT_FOUND_FALLBACK = (
     "It must match character for character, whitespace included: "
     "read the document again and copy the passage from it"
 )
-
-
-class EditRefusal(ValueError):  # noqa: N818 - a refusal, as documents.errors.Refusal
-    """An edit that cannot be made: `status` is the HTTP status (400, 404 or 409), `message` the
-    sentence the agent is shown. Nothing was written when it is raised.
-    """
-
-    # TODO(unify): becomes documents.errors.Refusal (kept apart while that module was being written).
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -59,7 +48,7 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> EditOutcome:
     """`text` with each edit applied in order, each to the result of the one before.
 
     CRLF is compared as LF in the text and in every edit, and the result has LF.
-    Raises `EditRefusal` (400 same text, 404 not found, 409 ambiguous) at the first edit that fails.
+    Raises `Refusal` (400 same text, 404 not found, 409 ambiguous) at the first edit that fails.
     """
     current = to_lf(text)
     replaced = 0
@@ -69,17 +58,17 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> EditOutcome:
         old_text = to_lf(edit.old_text)
         new_text = to_lf(edit.new_text)
         if old_text == new_text:
-            raise EditRefusal(400, f"{which}: old_text and new_text are the same, so nothing was written")
+            raise Refusal(400, f"{which}: old_text and new_text are the same, so nothing was written")
         # An empty old_text is found nowhere (str.count("") would count every gap between characters).
         occurrences = current.count(old_text) if old_text else 0
         if occurrences == 0:
-            raise EditRefusal(
+            raise Refusal(
                 404,
                 f"{which}: old_text is not in the document, so nothing was written. "
                 + _fix(current, old_text, first=number == 1),
             )
         if occurrences > 1 and not edit.replace_all:
-            raise EditRefusal(
+            raise Refusal(
                 409,
                 f"{which}: old_text is in the document {occurrences} times, so nothing was written. "
                 "Add the text around the one you mean until it matches once, or pass replace_all: true",

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ragdown.documents.atomic import create_exclusive, write_atomic
+from ragdown.documents.errors import Refusal
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
 from ragdown.documents.links import (
@@ -27,21 +27,10 @@ from ragdown.documents.links import (
     resolve_link,
     resolve_wikilink,
 )
+from ragdown.documents.paths import resolve_path
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"
-_WINDOWS_DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
-
-
-class MoveRefusal(ValueError):  # noqa: N818 - a refusal, as documents.errors.Refusal
-    """A move that cannot be made: `status` is the HTTP status, `message` the sentence shown."""
-
-    # TODO(unify): becomes documents.errors.Refusal (kept apart while that module was being written).
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -97,7 +86,7 @@ def move(folder_root: Path, from_rel: str, to_rel: str) -> MoveResult:
 def plan_move(folder_root: Path, from_rel: str, to_rel: str) -> MovePlan:
     """Validate the move and compute every document's rewritten text; nothing is written.
 
-    Raises `MoveRefusal`: 400 for a bad path, a move onto itself or into itself, 404 for a missing
+    Raises `Refusal`: 400 for a bad path, a move onto itself or into itself, 404 for a missing
     source, 409 for a taken destination.
     """
     root = Path(os.path.realpath(folder_root))
@@ -108,15 +97,15 @@ def plan_move(folder_root: Path, from_rel: str, to_rel: str) -> MovePlan:
         source, from_path = _resolve(root, from_rel, markdown_only=True)
     destination, to_path = _resolve(root, to_rel, markdown_only=not is_folder)
     if source_info is None or not (is_folder or stat.S_ISREG(source_info.st_mode)):
-        raise MoveRefusal(404, f"no such document or folder: {from_rel}")
+        raise Refusal(404, f"no such document or folder: {from_rel}")
     if from_path == to_path:
-        raise MoveRefusal(400, f"{from_rel} is already there")
+        raise Refusal(400, f"{from_rel} is already there")
     if is_folder and to_path.startswith(f"{from_path}/"):
-        raise MoveRefusal(400, f"cannot move {from_rel} into itself")
+        raise Refusal(400, f"cannot move {from_rel} into itself")
     occupied = _lstat(destination)
     same_file = occupied is not None and _same_inode(occupied, source_info)
     if occupied is not None and not same_file:
-        raise MoveRefusal(409, f"already exists: {to_rel}")
+        raise Refusal(409, f"already exists: {to_rel}")
 
     moved = _mover(from_path, to_path, is_folder)
     documents, attachments = _list_files(root)
@@ -240,34 +229,12 @@ def _walk(directory: Path, prefix: str) -> Iterator[str]:
 
 
 # --- path validation (§6.9) -------------------------------------------------------------------
-# TODO(unify): replace with documents.paths.resolve_path; the rules and messages are the same.
 
 
 def _resolve(root: Path, path: str, *, markdown_only: bool) -> tuple[Path, str]:
-    """The absolute path and the normalised folder-relative path, or a 400 `MoveRefusal`."""
-
-    def invalid(why: str) -> MoveRefusal:
-        return MoveRefusal(400, f"{why}: {path}")
-
-    posix = path.replace("\\", "/")  # as paths.resolve_path (and the reference) reads it
-    if not posix or posix.startswith("/") or _WINDOWS_DRIVE_RE.match(posix):
-        raise invalid("path must be relative to the docs folder")
-    segments = [segment for segment in posixpath.normpath(posix).split("/") if segment not in ("", ".")]
-    if not segments or ".." in segments:
-        raise invalid("path is outside the docs folder")
-    if any(segment.startswith(".") or segment == "node_modules" or "\0" in segment for segment in segments):
-        raise invalid("path names a folder or file the index skips")
-    if markdown_only and not MARKDOWN_RE.search(segments[-1]):
-        raise invalid("only Markdown files (.md, .markdown, .mdx) can be written")
-    current = root
-    for segment in segments[:-1]:
-        current = current / segment
-        info = _lstat(current)
-        if info is None:
-            break
-        if not stat.S_ISDIR(info.st_mode):
-            raise invalid("a folder on the path is a file or a symlink")
-    return root.joinpath(*segments), "/".join(segments)
+    """The absolute path and the normalised folder-relative path, or a 400 `Refusal`."""
+    resolved = resolve_path(root, path, markdown_only=markdown_only)
+    return resolved.full, resolved.relative
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -297,9 +264,9 @@ def execute_move(plan: MovePlan) -> MoveResult:
         occupied = _lstat(destination)
         source_info = _lstat(source)
         if source_info is None:
-            raise MoveRefusal(404, f"no such document or folder: {plan.from_path}")
+            raise Refusal(404, f"no such document or folder: {plan.from_path}")
         if occupied is not None and not _same_inode(occupied, source_info):
-            raise MoveRefusal(409, f"already exists: {plan.to_path}")
+            raise Refusal(409, f"already exists: {plan.to_path}")
         # One rename carries the documents, the attachments and whatever else is in there.
         os.rename(source, destination)
     else:
@@ -328,13 +295,10 @@ def _move_document(plan: MovePlan, own: Rewrite | None) -> None:
         current = source.read_bytes()
         mode = stat.S_IMODE(os.stat(source).st_mode)
     except FileNotFoundError:
-        raise MoveRefusal(404, f"no such document or folder: {plan.from_path}") from None
+        raise Refusal(404, f"no such document or folder: {plan.from_path}") from None
     # Edited since it was read: it moves as it is now, keeping its own version.
     content = own.text.encode("utf-8") if own is not None and current == own.original else current
-    try:
-        _create_exclusive(destination, content, mode)
-    except FileExistsError:
-        raise MoveRefusal(409, f"already exists: {plan.to_path}") from None
+    create_exclusive(destination, content, plan.to_path, mode=mode)  # a move keeps the file's permissions
     os.unlink(source)
 
 
@@ -345,43 +309,5 @@ def _write_if_unchanged(path: Path, rewrite: Rewrite) -> bool:
     except OSError:
         return False
     if rewrite.text.encode("utf-8") != rewrite.original:
-        _write_atomic(path, rewrite.text.encode("utf-8"))
+        write_atomic(path, rewrite.text.encode("utf-8"))
     return True
-
-
-# TODO(unify): replace with documents.atomic.create_new.
-def _create_exclusive(path: Path, content: bytes, mode: int) -> None:
-    """Create `path` with `content`, failing with FileExistsError if it exists (no overwrite race)."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(path, mode)  # a move keeps the file's permissions
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-
-
-# TODO(unify): replace with documents.atomic.write_atomic.
-def _write_atomic(path: Path, content: bytes) -> None:
-    """Replace `path` with `content` so readers see the old file or the new, never half of one."""
-    try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    # A dot-name in the same directory: the indexer skips it, and os.replace stays on one disk.
-    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise

@@ -7,6 +7,7 @@ becomes a tool result with `isError` and the refusal's own sentence, never a tra
 from __future__ import annotations
 
 import functools
+import keyword
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,10 +15,12 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ragdown.catalog import documents, list_line, read_document
+from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
+from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope, ScopeError
 from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
@@ -52,6 +55,14 @@ IDEMPOTENT = ToolAnnotations(
 WrittenBy = Literal["agent", "user"]
 
 
+class EditArgument(BaseModel):
+    """One exact-passage replacement."""
+
+    old_text: Annotated[str, Field(min_length=1)]
+    new_text: str
+    replace_all: bool = False
+
+
 @dataclass
 class Endpoint:
     """What one MCP server answers for: its scope and the server-wide switches."""
@@ -83,6 +94,8 @@ def guarded(tool: Callable[..., str]) -> Callable[..., Any]:
 
     @functools.wraps(tool)
     def run(*args: Any, **kwargs: Any) -> Any:
+        # An argument named like a Python keyword (`from`) arrives under its alias.
+        kwargs = {f"{k}_" if keyword.iskeyword(k) else k: v for k, v in kwargs.items()}
         try:
             return tool(*args, **kwargs)
         except (Refusal, ScopeError, FilterError) as error:
@@ -229,10 +242,86 @@ def build_server(endpoint: Endpoint) -> MCPServer:
         """Sync the index with the files now (full: re-embed everything)."""
         return compact(engine.sync(full=full).model_dump())
 
+    place = Place(engine, scope)
+
+    def ragdown_backlinks(path: Annotated[str, Field(min_length=1)]) -> str:
+        """The documents that link to `path` (wikilinks, aliases, relative links), with the lines."""
+        return compact(backlinks_of(place, path))
+
+    def ragdown_remember(
+        title: Annotated[str, Field(min_length=1)],
+        content: Annotated[str, Field(min_length=1)],
+        tags: list[str] | None = None,
+        name: str | None = None,
+        supersedes: list[str] | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        """Save a new note (a decision, a finding, a summary) under the folder's notes directory.
+        It never overwrites: a taken name gets -2, -3. `supersedes` hides older notes from search."""
+        return remember_note(
+            place,
+            title=title,
+            content=content,
+            tags=tags or [],
+            name=name or None,
+            supersedes=supersedes or [],
+            session_id=_session(session_id),
+        )
+
+    def ragdown_write(
+        path: Annotated[str, Field(min_length=1)],
+        text: Annotated[str, Field(min_length=1)],
+        base_hash: str | None = None,
+        append: bool = False,
+        heading: str | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        """Create a document, replace one (pass base_hash from ragdown_read_doc: a person's edit is
+        never overwritten), or append to it (under `heading` if given)."""
+        return write(
+            place,
+            path,
+            text,
+            base_hash=base_hash,
+            append=append,
+            heading=heading,
+            session_id=_session(session_id),
+        )
+
+    def ragdown_edit(
+        path: Annotated[str, Field(min_length=1)],
+        edits: Annotated[list[EditArgument], Field(min_length=1)],
+        base_hash: str | None = None,
+    ) -> str:
+        """Replace exact passages (all edits or none). Copy old_text from ragdown_read_doc exactly;
+        a passage found more than once needs more context or replace_all: true."""
+        return edit(place, path, [Edit(e.old_text, e.new_text, e.replace_all) for e in edits], base_hash)
+
+    def ragdown_move(
+        from_: Annotated[str, Field(min_length=1, alias="from")],
+        to: Annotated[str, Field(min_length=1)],
+    ) -> str:
+        """Move or rename a document or subfolder; every link that pointed at it is rewritten."""
+        return move_document(place, from_, to)
+
+    def ragdown_delete(
+        path: Annotated[str, Field(min_length=1)],
+        recursive: bool = False,
+        base_hash: str | None = None,
+    ) -> str:
+        """Delete a document (or a subfolder with recursive: true)."""
+        return delete(place, path, recursive=recursive, base_hash=base_hash)
+
     register(ragdown_context, READ)
     register(ragdown_recall, READ)
     register(ragdown_read_doc, READ)
     register(ragdown_list, READ)
     register(ragdown_stats, READ)
+    register(ragdown_backlinks, READ)
+    register(ragdown_remember, WRITE)
+    register(ragdown_write, WRITE)
+    register(ragdown_edit, WRITE)
+    register(ragdown_move, DESTRUCTIVE)
+    register(ragdown_delete, DESTRUCTIVE)
     register(ragdown_reindex, IDEMPOTENT)
     return server

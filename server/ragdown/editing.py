@@ -1,0 +1,153 @@
+"""Document changes as agents ask for them, on a scope, each indexed before it answers (BEHAVIOUR §6).
+
+The rules live in `documents/`; this module points them at the scope's directory, maps paths
+between the scope and the folder (links resolve within the folder), and syncs after each change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdown.catalog import documents
+from ragdown.documents.atomic import file_hash, hash_matches, short_hash
+from ragdown.documents.edits import Edit, apply_edits
+from ragdown.documents.errors import Refusal
+from ragdown.documents.links import LinkIndex, backlinks
+from ragdown.documents.move import move
+from ragdown.documents.paths import notes_dir, resolve_path
+from ragdown.documents.remember import remember
+from ragdown.documents.writes import remove, save, write_document
+from ragdown.engine import Engine
+from ragdown.folders.scope import Scope
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a scope sits: its directory, and the folder (root for links) that holds it."""
+
+    engine: Engine
+    scope: Scope
+
+    @property
+    def root(self) -> Path:
+        return self.engine.docs_dir / self.scope.dir if self.scope.dir else self.engine.docs_dir
+
+    @property
+    def folder(self) -> str:
+        """The folder's root-relative prefix ("" when the docs dir is served as one folder)."""
+        return self.scope.dir.split("/", 1)[0] if self.engine.folders_mode and self.scope.dir else ""
+
+    def to_folder(self, scope_path: str) -> str:
+        root_path = self.scope.absolute(scope_path)
+        return root_path[len(self.folder) + 1 :] if self.folder else root_path
+
+    def from_folder(self, folder_path: str) -> str:
+        return self.scope.relative(f"{self.folder}/{folder_path}" if self.folder else folder_path)
+
+
+def write(
+    place: Place,
+    path: str,
+    text: str,
+    *,
+    base_hash: str | None,
+    append: bool,
+    heading: str | None,
+    session_id: str | None,
+) -> str:
+    result = write_document(
+        place.root, path, text, base_hash=base_hash, append=append, heading=heading, session_id=session_id
+    )
+    place.engine.sync()
+    verb = "created" if result.created else "wrote"
+    return f"{verb} {result.path} (hash {short_hash(result.hash)})"
+
+
+def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None) -> str:
+    full = resolve_path(place.root, path, markdown_only=True).full
+    if not full.is_file() or full.is_symlink():
+        raise Refusal(404, f"no such document: {path}")
+    data = full.read_bytes()
+    current = file_hash(data)
+    if base_hash is not None and not hash_matches(base_hash, current):
+        raise Refusal(409, f"{path} was changed on disk since it was opened", "changed")
+    outcome = apply_edits(data.decode("utf-8", errors="surrogateescape"), edits)
+    result = save(place.root, path, outcome.text, base_hash=current)
+    place.engine.sync()
+    return f"edited {result.path} (replaced {outcome.replaced}, hash {short_hash(result.hash)})"
+
+
+def remember_note(
+    place: Place,
+    *,
+    title: str,
+    content: str,
+    tags: list[str],
+    name: str | None,
+    supersedes: list[str],
+    session_id: str | None,
+) -> str:
+    at_folder_root = not place.scope.dir or (place.engine.folders_mode and "/" not in place.scope.dir)
+    result = remember(
+        place.root,
+        title=title,
+        content=content,
+        notes_dir=notes_dir(place.engine.settings.notes_dir),
+        at_folder_root=at_folder_root,
+        tags=tags,
+        name=name,
+        supersedes=supersedes,
+        session_id=session_id,
+    )
+    place.engine.sync()
+    also = f" (supersedes {', '.join(result.supersedes)})" if result.supersedes else ""
+    return f"saved {result.path}{also}"
+
+
+def move_document(place: Place, source: str, target: str) -> str:
+    folder_root = place.engine.docs_dir / place.folder if place.folder else place.engine.docs_dir
+    for given in (source, target):
+        resolve_path(place.root, given, markdown_only=False)  # both stay inside the scope
+    result = move(folder_root, place.to_folder(source), place.to_folder(target))
+    place.engine.sync()
+    updated = [place.from_folder(p) for p in result.updated]
+    links = f"; links updated in {', '.join(updated)}" if updated else ""
+    return f"moved {place.from_folder(result.from_path)} to {place.from_folder(result.to_path)}{links}"
+
+
+def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -> str:
+    removed = remove(place.root, path, recursive=recursive, base_hash=base_hash)
+    place.engine.sync()
+    return f"deleted {removed}"
+
+
+def backlinks_of(place: Place, path: str) -> dict[str, object]:
+    """The documents in the scope whose links resolve (within the folder) to `path`."""
+    entries = documents(place.engine.store)
+    target = place.scope.absolute(resolve_path(place.root, path, markdown_only=True).relative)
+    if target not in entries:
+        raise Refusal(404, f"not an indexed document: {path}")
+    prefix = f"{place.folder}/" if place.folder else ""
+    inside = {p[len(prefix) :]: e.aliases for p, e in entries.items() if p.startswith(prefix)}
+    sources: dict[str, str] = {}
+    for root_path in entries:
+        if root_path != target and place.scope.contains(root_path):
+            try:
+                sources[root_path[len(prefix) :]] = (place.engine.docs_dir / root_path).read_text(
+                    encoding="utf-8", errors="replace"
+                )
+            except OSError:
+                continue
+    found = backlinks(target[len(prefix) :], sources, LinkIndex(inside, inside))
+    return {
+        "path": place.scope.relative(target),
+        "backlinks": [
+            {
+                "path": place.scope.relative(prefix + b.path),
+                "title": entries[prefix + b.path].title,
+                "lines": [{"line": line.line, "text": line.text} for line in b.lines],
+            }
+            for b in found
+        ],
+    }

@@ -1,0 +1,67 @@
+"""`ragdown stdio` as a real subprocess, driven by the official MCP client over its stdin/stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.conftest import WriteDoc
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of(result: object) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
+
+
+def params(docs: Path, data_dir: Path, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragdown.cli", "stdio", str(docs), "--data-dir", str(data_dir), "--embedder", "hash"],
+        env={**os.environ, "RAGDOWN_WATCH": "false", **env},
+    )
+
+
+async def test_stdio_serves_the_folder_and_writes_are_indexed(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    write("ops/backups.md", "# Backups\n\n## Restore\n\nRun pg_restore into a fresh database.\n")
+    (docs / ".ragdown.json").write_text(json.dumps({"title": "My notes"}), encoding="utf-8")
+    async with Client(params(docs, data_dir)) as client:
+        assert client.server_info is not None
+        assert client.server_info.name == f"ragdown-{docs.name}"
+        assert '"My notes"' in (client.instructions or "")
+        found = text_of(await client.call_tool("ragdown_recall", {"query": "restore a database"}))
+        assert found.startswith("[1] ops/backups.md:")  # the first sync finished before the answer
+        saved = text_of(
+            await client.call_tool(
+                "ragdown_remember", {"title": "Drill", "content": "Quarterly restore drill."}
+            )
+        )
+        assert saved.startswith("saved notes/")
+        again = text_of(
+            await client.call_tool("ragdown_recall", {"query": "quarterly restore drill", "top_k": 1})
+        )
+        assert again.startswith("[1] notes/")
+        stats = json.loads(text_of(await client.call_tool("ragdown_stats", {})))
+        assert (stats["files"], stats["scope"]) == (2, None)
+
+
+async def test_stdio_read_only_hides_the_write_tools(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+    write("a.md", "# A\n\nalpha")
+    async with Client(params(docs, data_dir, RAGDOWN_READ_ONLY="true")) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert names == {
+        "ragdown_context",
+        "ragdown_recall",
+        "ragdown_read_doc",
+        "ragdown_list",
+        "ragdown_stats",
+        "ragdown_backlinks",
+    }

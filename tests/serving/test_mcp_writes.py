@@ -1,0 +1,117 @@
+"""The write tools over real HTTP: base_hash guards, all-or-nothing edits, moves that rewrite links,
+and every change indexed before the tool answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.serving.conftest import Served
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of(result: object) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
+
+
+async def hash_of(client: object, path: str) -> str:
+    header = text_of(await client.call_tool("ragdown_read_doc", {"path": path})).splitlines()[0]  # type: ignore[attr-defined]
+    return header.split("(hash ")[1][:12]
+
+
+async def test_write_creates_then_needs_the_hash_to_replace(served: Served) -> None:
+    async with served.mcp() as client:
+        created = text_of(
+            await client.call_tool("ragdown_write", {"path": "new/plan.md", "text": "# Plan\n\nShip it."})
+        )
+        assert created.startswith("created new/plan.md (hash ")
+        assert (
+            (served.docs / "ops/new/plan.md")
+            .read_text(encoding="utf-8")
+            .startswith("---\ncreated_by: ragdown_write\n")
+        )
+        hits = json.loads(
+            text_of(await client.call_tool("ragdown_recall", {"query": "ship it plan", "format": "json"}))
+        )
+        assert hits["hits"][0]["path"] == "new/plan.md"  # indexed before the tool answered
+        refused = await client.call_tool("ragdown_write", {"path": "new/plan.md", "text": "# Other"})
+        assert refused.is_error
+        assert "pass the hash ragdown_read_doc returned as base_hash" in text_of(refused)
+        short = await client.call_tool(
+            "ragdown_write", {"path": "new/plan.md", "text": "# X", "base_hash": "abcdef"}
+        )
+        assert short.is_error
+        good = await hash_of(client, "new/plan.md")
+        wrote = text_of(
+            await client.call_tool(
+                "ragdown_write", {"path": "new/plan.md", "text": "# Plan v2", "base_hash": good}
+            )
+        )
+        assert wrote.startswith("wrote new/plan.md (hash ")
+        stale = await client.call_tool(
+            "ragdown_write", {"path": "new/plan.md", "text": "# v3", "base_hash": good}
+        )
+        assert stale.is_error
+        assert "changed on disk since it was opened" in text_of(stale)
+
+
+async def test_edit_is_all_or_nothing_and_offers_the_nearest_passage(served: Served) -> None:
+    before = (served.docs / "ops/backups.md").read_bytes()
+    async with served.mcp() as client:
+        failed = await client.call_tool(
+            "ragdown_edit",
+            {
+                "path": "backups.md",
+                "edits": [
+                    {"old_text": "fresh database", "new_text": "new database"},
+                    {"old_text": "Then  compare row counts.", "new_text": "x"},
+                ],
+            },
+        )
+        assert failed.is_error
+        assert "edit 2 of 2: " in text_of(failed)
+        assert "Then compare row counts." in text_of(failed)
+        assert (served.docs / "ops/backups.md").read_bytes() == before
+        done = text_of(
+            await client.call_tool(
+                "ragdown_edit",
+                {
+                    "path": "backups.md",
+                    "edits": [{"old_text": "fresh database", "new_text": "scratch database"}],
+                },
+            )
+        )
+        assert done.startswith("edited backups.md (replaced 1, hash ")
+        assert "scratch database" in (served.docs / "ops/backups.md").read_text(encoding="utf-8")
+
+
+async def test_remember_move_backlinks_and_delete(served: Served) -> None:
+    async with served.mcp() as client:
+        saved = text_of(
+            await client.call_tool(
+                "ragdown_remember",
+                {"title": "Restore drill", "content": "Drill went fine.", "session_id": "s1"},
+            )
+        )
+        assert saved.startswith("saved notes/")
+        assert saved.endswith("-restore-drill.md")
+        links = json.loads(text_of(await client.call_tool("ragdown_backlinks", {"path": "backups.md"})))
+        assert [b["path"] for b in links["backlinks"]] == ["db/vacuum.md"]
+        moved = text_of(
+            await client.call_tool("ragdown_move", {"from": "backups.md", "to": "db/backups-and-restores.md"})
+        )
+        assert moved == "moved backups.md to db/backups-and-restores.md; links updated in db/vacuum.md"
+        assert "[[backups-and-restores]]" in (served.docs / "ops/db/vacuum.md").read_text(encoding="utf-8")
+        onto = await client.call_tool("ragdown_move", {"from": "cache.md", "to": "db/vacuum.md"})
+        assert onto.is_error
+        assert "already exists: db/vacuum.md" in text_of(onto)
+        escape = await client.call_tool("ragdown_write", {"path": "../private/x.md", "text": "x"})
+        assert escape.is_error
+        assert "outside the docs folder" in text_of(escape)
+        deleted = text_of(await client.call_tool("ragdown_delete", {"path": "cache.md"}))
+        assert deleted == "deleted cache.md"
+        listing = text_of(await client.call_tool("ragdown_list", {}))
+        assert "cache.md" not in listing
+        assert "written by an agent with ragdown_remember, session s1" in listing
