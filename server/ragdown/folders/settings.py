@@ -63,6 +63,8 @@ class ServerSettings(BaseSettings):
         default="", description="extra Host values MCP accepts (an ingress host); * for any"
     )
     root_mcp: bool = Field(default=False, description="serve every MCP folder at /mcp too")
+    max_concurrent: int = Field(default=4, ge=1, description="tool calls running at once")
+    max_queue: int = Field(default=32, ge=0, description="tool calls waiting; past that: overloaded")
 
     def disabled_tool_names(self) -> frozenset[str]:
         return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())

@@ -24,6 +24,7 @@ from ragdown.engine import Engine
 from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
+from ragdown.serving.admission import Admission
 from ragdown.serving.tools import Endpoint, build_server
 
 MAX_MCP_BODY = 1024 * 1024
@@ -81,6 +82,7 @@ class McpRoutes:
 
     def __post_init__(self) -> None:
         self._servers: dict[tuple[str, str], MCPServer] = {}
+        self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._security = transport_security(self.settings)
 
     def endpoint(self, raw_path: bytes) -> Endpoint | None:
@@ -111,6 +113,7 @@ class McpRoutes:
             title=folder.title,
             read_only=self.settings.read_only,
             disabled=self.settings.disabled_tool_names(),
+            admission=self.admission,
         )
 
     def server(self, endpoint: Endpoint) -> MCPServer:

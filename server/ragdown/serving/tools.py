@@ -24,6 +24,7 @@ from ragdown.editing import Place, backlinks_of, delete, edit, move_document, re
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope, ScopeError
 from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
+from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.formats import compact, hit_json, hits_text
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ class Endpoint:
     title: str
     read_only: bool = False
     disabled: frozenset[str] = field(default_factory=frozenset)
+    admission: Admission = field(default_factory=Admission)
 
     def enabled(self, tool: str) -> bool:
         return tool not in self.disabled and not (self.read_only and tool in WRITE_TOOLS)
@@ -89,16 +91,34 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def guarded(tool: Callable[..., str]) -> Callable[..., Any]:
-    """Refusals become `isError` results carrying their sentence; anything else is logged."""
+MAX_RESULT_BYTES = 512 * 1024  # about 128k tokens: more than any agent should take in at once
+
+
+def capped(text: str, limit: int = MAX_RESULT_BYTES) -> str:
+    """The text, or as many whole lines as fit in `limit` bytes and a note saying how to get the rest."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    head = data[:limit].decode("utf-8", errors="ignore")
+    head = head[: head.rfind("\n")] if "\n" in head else head
+    return (
+        f"{head}\n… [cut: the result is {len(data):,} bytes, over the {limit:,}-byte limit of one tool "
+        "result; ask for less (a line range with start_line/end_line, a smaller top_k or limit)]"
+    )
+
+
+def guarded(tool: Callable[..., str], admission: Admission) -> Callable[..., Any]:
+    """Refusals become `isError` results carrying their sentence; a full queue an "overloaded" one
+    (retryable); anything else is logged. Results are capped in size."""
 
     @functools.wraps(tool)
     def run(*args: Any, **kwargs: Any) -> Any:
         # An argument named like a Python keyword (`from`) arrives under its alias.
         kwargs = {f"{k}_" if keyword.iskeyword(k) else k: v for k, v in kwargs.items()}
         try:
-            return tool(*args, **kwargs)
-        except (Refusal, ScopeError, FilterError) as error:
+            with admission.slot():
+                return capped(tool(*args, **kwargs))
+        except (Refusal, ScopeError, FilterError, OverloadedError) as error:
             return _error(str(error))
         except Exception:
             log.exception("tool %s failed", tool.__name__)
@@ -118,7 +138,9 @@ def build_server(endpoint: Endpoint) -> MCPServer:
 
     def register(tool: Callable[..., str], annotations: ToolAnnotations) -> None:
         if endpoint.enabled(tool.__name__):
-            server.add_tool(guarded(tool), annotations=annotations, structured_output=False)
+            server.add_tool(
+                guarded(tool, endpoint.admission), annotations=annotations, structured_output=False
+            )
 
     def ragdown_recall(
         query: Annotated[str, Field(min_length=1, description="what to search for")],
