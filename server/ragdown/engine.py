@@ -19,7 +19,7 @@ from ragdown.folders.config import FOLDER_CONFIG, hook_layer
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
-from ragdown.hook.memory import LruSessionMemory, SessionMemory, session_key
+from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.embedders import Embedder, create_embedder
@@ -219,6 +219,7 @@ class Engine:
         output: ContextFormat = "text",
         overrides: Mapping[str, Any] | None = None,
         scope: Scope | None = None,
+        within: tuple[str, ...] | None = None,
     ) -> ContextResult:
         """`ragdown_context` for `scope`: the related sections not yet given to the session, with
         paths relative to the scope and a memory of the scope's own."""
@@ -226,7 +227,7 @@ class Engine:
         self.wait_until_indexed()
         started = time.perf_counter()
         settings = self.hook_settings(overrides, scope)
-        filters = SearchFilters(path_prefix=scope.search_prefix())
+        filters = SearchFilters(path_prefix=scope.search_prefix(), within=within)
         result = build_context(
             prompt,
             recall=lambda query, limit: [
@@ -234,7 +235,10 @@ class Engine:
             ],
             settings=settings,
             memory=self.memory,
-            key=session_key(scope.dir, session_id) if session_id else None,
+            # A search limited to listed folders (root /mcp) keeps a memory of its own.
+            key=session_key(ROOT_KEY_PREFIX if within is not None else scope.dir, session_id)
+            if session_id
+            else None,
             source=str(self.docs_dir / scope.dir) if scope.dir else str(self.docs_dir),
             text_limit=self.settings.text_limit,
             max_per_document=self.policy.max_per_document,

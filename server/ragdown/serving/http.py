@@ -25,6 +25,7 @@ from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
+from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, build_server
 
 MAX_MCP_BODY = 1024 * 1024
@@ -83,6 +84,7 @@ class McpRoutes:
     def __post_init__(self) -> None:
         self._servers: dict[tuple[str, str], MCPServer] = {}
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
+        self._root: MCPServer | None = None
         self._security = transport_security(self.settings)
 
     def endpoint(self, raw_path: bytes) -> Endpoint | None:
@@ -116,6 +118,19 @@ class McpRoutes:
             admission=self.admission,
         )
 
+    def root_server(self) -> MCPServer:
+        """The root server: built once, since it looks the folders up on every call."""
+        if self._root is None:
+            self._root = build_root_server(
+                RootEndpoint(
+                    self.engine,
+                    read_only=self.settings.read_only,
+                    disabled=self.settings.disabled_tool_names(),
+                    admission=self.admission,
+                )
+            )
+        return self._root
+
     def server(self, endpoint: Endpoint) -> MCPServer:
         key = (endpoint.scope.dir, endpoint.title)
         server = self._servers.get(key)
@@ -135,14 +150,18 @@ class McpRoutes:
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         relative = raw[len(b"/mcp") :]
         if relative.strip(b"/") == b"":
-            await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
-            return
-        endpoint = self.endpoint(relative)
-        if endpoint is None:
-            await send_json(send, 404, NOT_FOUND_FOLDER)
-            return
+            if not self.settings.root_mcp:
+                await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
+                return
+            server = self.root_server()
+        else:
+            endpoint = self.endpoint(relative)
+            if endpoint is None:
+                await send_json(send, 404, NOT_FOUND_FOLDER)
+                return
+            server = self.server(endpoint)
         manager = StreamableHTTPSessionManager(
-            self.server(endpoint)._lowlevel_server,
+            server._lowlevel_server,
             json_response=True,
             stateless=True,
             security_settings=self._security,

@@ -131,16 +131,22 @@ def _session(value: str | None) -> str | None:
     return value or None  # an empty session_id counts as absent
 
 
+ToolSet = list[tuple[Callable[..., str], ToolAnnotations]]
+
+
 def build_server(endpoint: Endpoint) -> MCPServer:
     """A fresh MCP server for `endpoint`; every state it needs lives in the engine."""
-    engine, scope = endpoint.engine, endpoint.scope
     server = MCPServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
-
-    def register(tool: Callable[..., str], annotations: ToolAnnotations) -> None:
+    for tool, hints in folder_tools(endpoint):
         if endpoint.enabled(tool.__name__):
-            server.add_tool(
-                guarded(tool, endpoint.admission), annotations=annotations, structured_output=False
-            )
+            run = guarded(tool, endpoint.admission)
+            server.add_tool(run, annotations=hints, structured_output=False)
+    return server
+
+
+def folder_tools(endpoint: Endpoint) -> ToolSet:
+    """The tools of one folder, subfolder or stdio endpoint, with their annotations."""
+    engine, scope = endpoint.engine, endpoint.scope
 
     def ragdown_recall(
         query: Annotated[str, Field(min_length=1, description="what to search for")],
@@ -334,16 +340,17 @@ def build_server(endpoint: Endpoint) -> MCPServer:
         """Delete a document (or a subfolder with recursive: true)."""
         return delete(place, path, recursive=recursive, base_hash=base_hash)
 
-    register(ragdown_context, READ)
-    register(ragdown_recall, READ)
-    register(ragdown_read_doc, READ)
-    register(ragdown_list, READ)
-    register(ragdown_stats, READ)
-    register(ragdown_backlinks, READ)
-    register(ragdown_remember, WRITE)
-    register(ragdown_write, WRITE)
-    register(ragdown_edit, WRITE)
-    register(ragdown_move, DESTRUCTIVE)
-    register(ragdown_delete, DESTRUCTIVE)
-    register(ragdown_reindex, IDEMPOTENT)
-    return server
+    return [
+        (ragdown_context, READ),
+        (ragdown_recall, READ),
+        (ragdown_read_doc, READ),
+        (ragdown_list, READ),
+        (ragdown_stats, READ),
+        (ragdown_backlinks, READ),
+        (ragdown_remember, WRITE),
+        (ragdown_write, WRITE),
+        (ragdown_edit, WRITE),
+        (ragdown_move, DESTRUCTIVE),
+        (ragdown_delete, DESTRUCTIVE),
+        (ragdown_reindex, IDEMPOTENT),
+    ]

@@ -1,0 +1,309 @@
+"""Root `/mcp` (BEHAVIOUR §5.4, with `RAGDOWN_ROOT_MCP`): one server over every folder with MCP on.
+
+Each folder tool takes `folder`. Tools that act on one document need it; searches, lists, the hook
+and stats cover every MCP folder without it, each line or hit marked `[<folder>] `.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from ragdown.catalog import documents
+from ragdown.documents.atomic import create_exclusive
+from ragdown.documents.errors import Refusal
+from ragdown.engine import Engine
+from ragdown.folders.config import FOLDER_CONFIG
+from ragdown.folders.registry import Folder, list_folders, read_folder
+from ragdown.folders.scope import Scope
+from ragdown.search.filters import SearchFilters
+from ragdown.search.format import format_hit
+from ragdown.serving.admission import Admission
+from ragdown.serving.formats import NO_MATCHES, compact, hit_json
+from ragdown.serving.tools import READ, WRITE, Endpoint, WrittenBy, folder_tools, guarded
+
+NEEDS_FOLDER = frozenset(
+    {
+        "ragdown_read_doc",
+        "ragdown_backlinks",
+        "ragdown_remember",
+        "ragdown_write",
+        "ragdown_edit",
+        "ragdown_move",
+        "ragdown_delete",
+    }
+)
+FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
+
+
+def folder_name_error(name: str) -> str | None:
+    if not FOLDER_NAME_RE.match(name) or name != name.strip() or name == "node_modules":
+        return (
+            f'not a valid folder name: "{name}" (letters, digits, space, _ . -; up to 64; '
+            "not starting with . or -)"
+        )
+    return None
+
+
+@dataclass
+class RootEndpoint:
+    engine: Engine
+    read_only: bool = False
+    disabled: frozenset[str] = field(default_factory=frozenset)
+    admission: Admission = field(default_factory=Admission)
+
+    def folders(self) -> list[Folder]:
+        return [f for f in list_folders(self.engine.docs_dir) if f.mcp]
+
+    def folder(self, name: str) -> Endpoint:
+        found = read_folder(self.engine.docs_dir, name)
+        if found is None or not found.mcp:
+            raise Refusal(404, f'no folder with MCP turned on named "{name}"')
+        return Endpoint(
+            engine=self.engine,
+            scope=Scope(name),
+            name=f"ragdown-{name}",
+            title=found.title,
+            read_only=self.read_only,
+            disabled=self.disabled,
+            admission=self.admission,
+        )
+
+    def within(self) -> tuple[str, ...]:
+        return tuple(f"{f.name}/" for f in self.folders())
+
+
+def _with_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[..., str]:
+    """`run` under `tool`'s name, docstring and arguments, plus an optional `folder`."""
+    signature = inspect.signature(tool, eval_str=True)  # real types: the tools' annotations are strings
+    folder = inspect.Parameter("folder", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=str | None)
+    run.__name__ = tool.__name__
+    run.__doc__ = (tool.__doc__ or "") + "\n\n`folder`: which folder (see ragdown_folders)."
+    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in signature.parameters.values()]
+        + [folder]
+    )
+    run.__annotations__ = {
+        **{name: p.annotation for name, p in signature.parameters.items()},
+        "folder": str | None,
+        "return": str,
+    }
+    return run
+
+
+def build_root_server(root: RootEndpoint) -> MCPServer:
+    engine = root.engine
+    server = MCPServer(
+        name="ragdown",
+        title="ragdown",
+        instructions="Search the user's Markdown folders (ragdown_folders lists them). Call ragdown_recall "
+        "before answering a question the documents might cover, then ragdown_read_doc (with its folder) "
+        "to read around a hit before relying on it.",
+    )
+    template = Endpoint(engine=engine, scope=Scope(), name="ragdown", title="ragdown")
+
+    def names() -> str:
+        return ", ".join(f.name for f in root.folders()) or "(none: create one with ragdown_create_folder)"
+
+    def everywhere(name: str, kwargs: dict[str, Any]) -> str:
+        if name in NEEDS_FOLDER:
+            raise Refusal(400, f"folder is required: one of {names()}")
+        if name == "ragdown_recall":
+            return recall_all(**kwargs)
+        if name == "ragdown_list":
+            return list_all(**kwargs)
+        if name == "ragdown_context":
+            return context_all(**kwargs)
+        if name == "ragdown_stats":
+            return stats_all(**kwargs)
+        if name == "ragdown_reindex":
+            return compact(engine.sync(full=bool(kwargs.get("full"))).model_dump())
+        raise Refusal(400, f"{name} needs a folder: one of {names()}")
+
+    def recall_all(
+        query: str,
+        top_k: int = 8,
+        path_prefix: str = "",
+        tag: str = "",
+        written_by: WrittenBy | None = None,
+        format: Literal["text", "json"] = "text",
+        max_chars: int | None = None,
+    ) -> str:
+        filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by, within=root.within())
+        hits = engine.recall(query, top_k, filters)
+        split = [(h.path.split("/", 1)[0], h) for h in hits]
+        if format == "json":
+            out = []
+            for folder, hit in split:
+                data = hit_json(hit)
+                data["path"] = Scope(folder).relative(hit.path)
+                out.append({"folder": folder, **data})
+            return compact({"hits": out})
+        if not hits:
+            return NO_MATCHES
+        limit = engine.settings.text_limit if max_chars is None else max_chars
+        blocks = []
+        for n, (folder, hit) in enumerate(split, start=1):
+            local = type(hit)(**{**hit.__dict__, "path": Scope(folder).relative(hit.path)})
+            blocks.append(f"[{n}] [{folder}] {format_hit(local, limit)}")
+        return "\n\n".join(blocks)
+
+    def list_all(
+        path_prefix: str = "",
+        tag: str = "",
+        written_by: WrittenBy | None = None,
+        session_id: str | None = None,
+        sort: Literal["path", "recent"] = "path",
+        limit: int = 100,
+    ) -> str:
+        lines: list[str] = []
+        total = 0
+        for folder in root.folders():
+            listing = dict(folder_tools(root.folder(folder.name)))
+            text = _call(
+                listing,
+                "ragdown_list",
+                path_prefix=path_prefix,
+                tag=tag,
+                written_by=written_by,
+                session_id=session_id,
+                sort=sort,
+                limit=1000,
+            )
+            if text == "No documents.":
+                continue
+            rows = text.splitlines()[1:]
+            total += len(rows)
+            lines += [f"[{folder.name}] {row}" for row in rows]
+        if not lines:
+            return "No documents."
+        shown = lines[:limit]
+        count = f"{len(shown)} of {total}" if len(shown) < total else str(total)
+        return "\n".join([f"documents: {count}", *shown])
+
+    def context_all(
+        prompt: str = "",
+        session_id: str | None = None,
+        reset: bool = False,
+        format: Literal["text", "claude-code"] = "text",
+        top_k: int | None = None,
+        min_score: float | None = None,
+        min_ratio: float | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        overrides = {
+            k: v
+            for k, v in (
+                ("top_k", top_k),
+                ("min_score", min_score),
+                ("min_ratio", min_ratio),
+                ("max_chars", max_chars),
+            )
+            if v is not None
+        }
+        result = engine.context(
+            prompt,
+            session_id=session_id or None,
+            reset=reset,
+            output=format,
+            overrides=overrides,
+            within=root.within(),
+        )
+        return result.text
+
+    def stats_all(include_files: bool = False) -> str:
+        inside = root.within()
+        entries = [e for e in documents(engine.store).values() if e.path.startswith(inside)] if inside else []
+        stats: dict[str, Any] = {
+            "docs_dir": str(engine.docs_dir),
+            "data_dir": str(engine.data_dir),
+            "role": "primary",
+            "embedder": engine.embedder.name,
+            "read_only": root.read_only,
+            "files": len(entries),
+            "chunks": sum(e.chunks for e in entries),
+            "syncing": engine.syncer.syncing,
+            "last_sync": engine.syncer.last_sync.model_dump() if engine.syncer.last_sync else None,
+            "scope": None,
+        }
+        if include_files:
+            stats["file_list"] = [{"path": e.path, "chunks": e.chunks} for e in entries]
+        return compact(stats)
+
+    def make(tool: Callable[..., str]) -> Callable[..., str]:
+        def run(**kwargs: Any) -> str:
+            folder = kwargs.pop("folder", None)
+            if folder:
+                return _call(dict(folder_tools(root.folder(folder))), tool.__name__, **kwargs)
+            return everywhere(tool.__name__, kwargs)
+
+        return _with_folder(tool, run)
+
+    for tool, hints in folder_tools(template):
+        if tool.__name__ in root.disabled or (
+            root.read_only and hints is not READ and tool.__name__ != "ragdown_context"
+        ):
+            continue
+        wrapped = make(tool)
+        if tool.__name__ == "ragdown_reindex":
+            wrapped = tool_without_folder(tool, lambda **kw: everywhere("ragdown_reindex", kw))
+        server.add_tool(guarded(wrapped, root.admission), annotations=hints, structured_output=False)
+
+    def ragdown_folders() -> str:
+        """The folders with MCP turned on: name, title and how many documents each holds."""
+        folders = root.folders()
+        if not folders:
+            return "No folders with MCP turned on."
+        entries = documents(engine.store)
+        lines = []
+        for f in folders:
+            count = sum(1 for p in entries if p.startswith(f.name + "/"))
+            lines.append(f"{f.name} — {f.title} ({count} documents)")
+        return "\n".join(lines)
+
+    def ragdown_create_folder(name: Annotated[str, Field(min_length=1)], title: str | None = None) -> str:
+        """Create a new folder with MCP turned on (for notes of a new project or team)."""
+        error = folder_name_error(name)
+        if error:
+            raise Refusal(400, error)
+        path = engine.docs_dir / name
+        if path.exists() or path.is_symlink():
+            raise Refusal(409, f"already exists: {name}")
+        path.mkdir()
+        config: dict[str, Any] = {"title": title} if title else {}
+        config |= {"mcp": True, "created_by": "ragdown_create_folder"}
+        create_exclusive(
+            path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode()
+        )
+        return f"created folder {name} (/mcp/{name})"
+
+    server.add_tool(guarded(ragdown_folders, root.admission), annotations=READ, structured_output=False)
+    if not root.read_only and "ragdown_create_folder" not in root.disabled:
+        server.add_tool(
+            guarded(ragdown_create_folder, root.admission), annotations=WRITE, structured_output=False
+        )
+    return server
+
+
+def tool_without_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[..., str]:
+    run.__name__ = tool.__name__
+    run.__doc__ = tool.__doc__
+    signature = inspect.signature(tool, eval_str=True)
+    run.__signature__ = signature  # type: ignore[attr-defined]
+    run.__annotations__ = {name: p.annotation for name, p in signature.parameters.items()}
+    return run
+
+
+def _call(tools: dict[Callable[..., str], Any] | dict[Any, Any], tool_name: str, /, **kwargs: Any) -> str:
+    """Run the tool called `tool_name` (positional only: a tool may take an argument named `name`)."""
+    for tool in tools:
+        if tool.__name__ == tool_name:
+            return str(tool(**kwargs))
+    raise Refusal(400, f"unknown tool: {tool_name}")
