@@ -115,3 +115,86 @@ async def test_remember_move_backlinks_and_delete(served: Served) -> None:
         listing = text_of(await client.call_tool("ragdown_list", {}))
         assert "cache.md" not in listing
         assert "written by an agent with ragdown_remember, session s1" in listing
+
+
+async def test_an_ambiguous_edit_names_the_count_and_writes_nothing(served: Served) -> None:
+    async with served.mcp() as client:
+        text = "# S\n\nsss sss\n"
+        await client.call_tool("ragdown_write", {"path": "s.md", "text": text})
+        before = (served.docs / "ops/s.md").read_bytes()
+        result = await client.call_tool(
+            "ragdown_edit", {"path": "s.md", "edits": [{"old_text": "s", "new_text": "z"}]}
+        )
+        assert result.is_error
+        assert "6 times" in text_of(result)
+        assert (served.docs / "ops/s.md").read_bytes() == before
+        done = text_of(
+            await client.call_tool(
+                "ragdown_edit",
+                {"path": "s.md", "edits": [{"old_text": "s", "new_text": "z", "replace_all": True}]},
+            )
+        )
+        assert done.startswith("edited s.md (replaced 6, hash ")
+
+
+async def test_append_under_a_heading_and_superseded_reads(served: Served) -> None:
+    async with served.mcp() as client:
+        appended = text_of(
+            await client.call_tool(
+                "ragdown_write",
+                {"path": "backups.md", "text": "Check the WAL too.", "append": True, "heading": "Restore"},
+            )
+        )
+        assert appended.startswith("wrote backups.md (hash ")
+        assert (
+            (served.docs / "ops/backups.md")
+            .read_text(encoding="utf-8")
+            .endswith("Then compare row counts.\n\nCheck the WAL too.\n")
+        )
+        saved = text_of(
+            await client.call_tool(
+                "ragdown_remember",
+                {
+                    "title": "Backups v2",
+                    "content": "New way.",
+                    "name": "backups-v2",
+                    "supersedes": ["backups.md"],
+                },
+            )
+        )
+        assert saved == "saved notes/backups-v2.md (supersedes backups.md)"
+        header = text_of(await client.call_tool("ragdown_read_doc", {"path": "backups.md"})).splitlines()[0]
+        assert header.endswith(", superseded by notes/backups-v2.md)")
+        found = json.loads(
+            text_of(
+                await client.call_tool(
+                    "ragdown_recall", {"query": "pg_restore fresh database", "format": "json", "top_k": 10}
+                )
+            )
+        )
+        assert all(h["path"] != "backups.md" for h in found["hits"])  # superseded: hidden from search
+        agent = json.loads(
+            text_of(
+                await client.call_tool(
+                    "ragdown_recall", {"query": "new way", "format": "json", "written_by": "agent"}
+                )
+            )
+        )
+        assert agent["hits"][0]["created_by"] == "ragdown_remember"
+        mine = text_of(await client.call_tool("ragdown_list", {"written_by": "agent"}))
+        assert mine.splitlines()[0] == "documents: 1"
+
+
+async def test_reindex_and_recursive_delete(served: Served) -> None:
+    async with served.mcp() as client:
+        report = json.loads(text_of(await client.call_tool("ragdown_reindex", {})))
+        assert set(report) >= {"added", "updated", "removed", "unchanged", "chunks", "ms", "failed"}
+        refused = await client.call_tool("ragdown_delete", {"path": "db"})
+        assert refused.is_error
+        assert "is not empty: pass recursive: true" in text_of(refused)
+        assert (
+            text_of(await client.call_tool("ragdown_delete", {"path": "db", "recursive": True}))
+            == "deleted db"
+        )
+        assert not (served.docs / "ops/db").exists()
+        assert "vacuum" not in text_of(await client.call_tool("ragdown_list", {}))

@@ -1,0 +1,67 @@
+"""HTTP around MCP: DNS-rebinding protection with an ingress host, the body limit, keep-alive, and
+`serve` refusing to start unprotected."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.serving.conftest import Served
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+
+
+def test_a_foreign_host_is_refused_unless_allowed(make_served: object) -> None:
+    served: Served = make_served()  # type: ignore[operator]
+    with served.http() as http:
+        refused = http.post("/mcp/ops", json=LIST, headers={**HEADERS, "Host": "docs.example.com"})
+        assert refused.status_code == 421
+        assert http.post("/mcp/ops", json=LIST, headers=HEADERS).status_code == 200
+    ingress: Served = make_served(allowed_hosts="docs.example.com")  # type: ignore[operator]
+    with ingress.http() as http:
+        response = http.post("/mcp/ops", json=LIST, headers={**HEADERS, "Host": "docs.example.com"})
+        assert response.status_code == 200
+        assert "ragdown_recall" in response.text
+
+
+def test_a_body_over_one_mebibyte_is_refused(served: Served) -> None:
+    big = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "ragdown_recall", "arguments": {"query": "x" * (1024 * 1024 + 10)}},
+    }
+    with served.http() as http:
+        assert http.post("/mcp/ops", json=big, headers=HEADERS).status_code == 413
+
+
+def test_responses_say_how_long_a_connection_is_kept(served: Served) -> None:
+    with served.http(token=None) as http:
+        assert http.get("/api/status").headers["keep-alive"] == "timeout=75"
+
+
+def test_serve_refuses_to_start_without_a_token_or_a_trusted_network(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    env = {"RAGDOWN_DOCS_DIR": str(tmp_path / "docs"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "RAGDOWN_TOKEN" in result.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RAGDOWN_TOKEN": "x"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "RAGDOWN_DOCS_DIR" in missing.stderr
