@@ -1,0 +1,66 @@
+"""`ragdown serve` as a real process on the bundled examples, the way the README starts it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.serving.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.anyio
+
+
+async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "RAGDOWN_DOCS_DIR": str(REPO / "examples"),
+        "RAGDOWN_DATA_DIR": str(tmp_path / "data"),
+        "RAGDOWN_EMBEDDER": "hash",
+        "RAGDOWN_TOKEN": "example-token",
+        "PORT": str(port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                status = httpx.get(f"{url}/api/status", timeout=2).json()
+                if not status["syncing"] and status["files"]:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            assert time.monotonic() < deadline, "serve did not become ready"
+            time.sleep(0.2)
+        headers = {"Authorization": "Bearer example-token"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{url}/mcp/notes", http_client=http)) as client,
+        ):
+            assert '"Example notes"' in (client.instructions or "")
+            result = await client.call_tool(
+                "ragdown_recall", {"query": "restore a postgres backup", "top_k": 3}
+            )
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            assert "ops/postgres-backups.md" in text
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert process.returncode is not None
