@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from pydantic import ValidationError
 
@@ -18,6 +18,7 @@ from ragdown.engine import (
     DataDirError,
     Engine,
     FolderNotFoundError,
+    check_data_dir,
     check_docs_dir,
     default_data_dir,
     recorded_embedder,
@@ -25,6 +26,7 @@ from ragdown.engine import (
 from ragdown.folders.scope import ScopeError
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders import EmbedderError
+from ragdown.indexing.embedders.registry import check_embedder_name
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.indexing.sync import SyncProgress, SyncReport
 from ragdown.search.filters import FilterError, SearchFilters
@@ -211,6 +213,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     from ragdown.folders.registry import read_folder
     from ragdown.folders.scope import Scope
+    from ragdown.serving.deferred import DeferredEngine
     from ragdown.serving.tools import Endpoint, build_server
 
     folder = args.docs or settings.docs_dir
@@ -218,13 +221,20 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
         raise CliError("pass the folder to serve (ragdown stdio DOCS) or set RAGDOWN_DOCS_DIR")
     docs = check_docs_dir(Path(folder))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
-    engine = Engine.open(
-        docs, data_dir, args.embedder or settings.embedder, threads=settings.threads, settings=settings
-    )
-    engine.start()
+    check_data_dir(data_dir, docs)
+    embedder = args.embedder or settings.embedder
+    check_embedder_name(embedder)
+
+    def load() -> Engine:
+        engine = Engine.open(docs, data_dir, embedder, threads=settings.threads, settings=settings)
+        engine.start()
+        return engine
+
+    # The transport connects before the model loads; calls made meanwhile wait for it.
+    engine = DeferredEngine(load)
     named = read_folder(docs.parent, docs.name)
     endpoint = Endpoint(
-        engine=engine,
+        engine=cast(Engine, engine),
         scope=Scope(),
         name=f"ragdown-{docs.name}",
         title=named.title if named else docs.name,

@@ -12,6 +12,15 @@ DEFAULT_EMBEDDER = "minilm"
 OPENAI_PREFIX = "openai:"
 
 
+def check_embedder_name(name: str | None) -> None:
+    """Refuse an unknown embedder name before anything loads (None is the default)."""
+    name = (name or DEFAULT_EMBEDDER).strip()
+    openai = name.startswith(OPENAI_PREFIX) and name[len(OPENAI_PREFIX) :].strip()
+    if name not in EMBEDDER_NAMES and not openai:
+        known = ", ".join(EMBEDDER_NAMES)
+        raise EmbedderError(f'RAGDOWN_EMBEDDER must be {known} or openai:<model>, got "{name}"')
+
+
 def create_embedder(name: str | None = None, *, threads: int | None = None) -> Embedder:
     """Load the embedder called `name`; an unknown name is refused with the list of known ones.
 
@@ -33,5 +42,5 @@ def create_embedder(name: str | None = None, *, threads: int | None = None) -> E
         from ragdown.indexing.embedders.openai_compat import load_openai
 
         return load_openai(name)
-    known = ", ".join(EMBEDDER_NAMES)
-    raise EmbedderError(f'RAGDOWN_EMBEDDER must be {known} or openai:<model>, got "{name}"')
+    check_embedder_name(name)
+    raise AssertionError(f"unreachable: {name}")
