@@ -91,3 +91,21 @@ def test_large_tables_are_searched_by_lancedb(engine: Engine, monkeypatch: pytes
     engine.store.replace([], None)  # any write forgets the snapshot
     assert engine.store.vector_snapshot(HIT_COLUMNS) is None
     assert engine.search("redis eviction", 3)[0].path == "ops/cache.md"
+
+
+def test_a_second_store_on_the_same_data_sees_the_first_ones_commits(engine: Engine, write: WriteDoc) -> None:
+    """What a reader process relies on: its caches follow the table's version, not its own writes."""
+    from ragdown.indexing.store import ChunkStore
+
+    reader = ChunkStore(engine.store.data_dir, engine.store.meta, writable=False)
+    reader.refresh()
+    before = reader.vector_snapshot(HIT_COLUMNS)
+    assert before is not None
+    write("ops/brand-new.md", "# New\nA page the reader has not seen.")
+    write("ops/newer.md", "---\nsupersedes: brand-new.md\n---\n# Newer\nReplaces it.")
+    engine.sync()
+    reader.refresh()
+    after = reader.vector_snapshot(HIT_COLUMNS)
+    assert after is not None
+    assert "ops/newer.md" in after.columns.column("path").to_pylist()
+    assert "ops/brand-new.md" in reader.superseded_paths()

@@ -108,6 +108,7 @@ class ChunkStore:
         self._aliases: dict[str, list[str]] | None = None
         self._snapshot: VectorSnapshot | None = None
         self._generation = 0  # bumped by every write, so a snapshot built across one is not kept
+        self._seen_version: int | None = None
         self._lock = threading.Lock()
         if writable:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -166,6 +167,16 @@ class ChunkStore:
             path: FileState(file_hash, mtime_ms, size, count)
             for path, file_hash, mtime_ms, size, count in zip(*columns, strict=True)
         }
+
+    def refresh(self) -> None:
+        """Forget cached reads when the table moved on: another process (the primary, for a reader)
+        may have committed since. One version check (~0.4 ms) per search."""
+        version = int(self.table.version)
+        if version != self._seen_version:
+            with self._lock:
+                if self._seen_version is not None:
+                    self._forget_caches()
+                self._seen_version = version
 
     def superseded_paths(self) -> frozenset[str]:
         """Every path some indexed document supersedes; cached until the next write."""

@@ -58,6 +58,7 @@ def run_search(
     folder_of: FolderOf = whole_index,
 ) -> SearchOutcome:
     policy = policy or SearchPolicy()
+    store.refresh()
     vector = embedder.embed_query(query)
     prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())
     where = prefilter.sql()
