@@ -174,6 +174,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     from ragdown.folders.config import SERVER_CONFIG
     from ragdown.serving.http import create_app
+    from ragdown.serving.node import Node
 
     if settings.docs_dir is None:
         raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
@@ -184,26 +185,25 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         )
     docs = check_docs_dir(settings.docs_dir)
     data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
-    engine = Engine.open(
-        docs,
-        data_dir,
-        settings.embedder,
-        threads=settings.threads,
-        settings=settings,
-        folders_mode=True,
-        server_config=docs / SERVER_CONFIG,
-    )
-    engine.start()
+    check_data_dir(data_dir, docs)
+    check_embedder_name(settings.embedder)
+    node = Node(docs, data_dir, settings, folders_mode=True, server_config=docs / SERVER_CONFIG)
+    primary = node.is_primary()
+    engine = node.open_primary() if primary else node.open_reader()
+    app = create_app(engine, settings)
+    if primary:
+        if settings.role == "auto":
+            node.serve_socket(app)
+    else:
+        assert node.client is not None
+        app.mcp.become(engine, node.client.tool)
+        node.watch_for_takeover(app, engine)
+    print(f"ragdown: {'primary' if primary else 'reader'} on port {settings.port}", file=sys.stderr)
     try:
-        uvicorn.run(
-            create_app(engine, settings),
-            host=settings.host,
-            port=settings.port,
-            log_level="warning",
-            timeout_keep_alive=75,
-        )
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=75)
     finally:
-        engine.close()
+        node.close()
+        app.mcp.engine.close()
     return 0
 
 

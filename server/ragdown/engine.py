@@ -105,6 +105,7 @@ class Engine:
         memory: SessionMemory | None = None,
         server_config: Path | None = None,
         folders_mode: bool = False,
+        writable: bool = True,
     ) -> None:
         """`settings` defaults to the environment's; `server_config` is the saved server settings
         file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
@@ -123,7 +124,9 @@ class Engine:
         self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
         self._first_sync: Future[SyncReport] | None = None
         meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
-        self.store = ChunkStore(data_dir, meta)
+        self.store = ChunkStore(data_dir, meta, writable=writable)
+        self.source = source
+        self.writable = writable
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.store, embedder, folders_only=folders_mode)
         self.watcher: FolderWatcher | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,6 +65,11 @@ class ServerSettings(BaseSettings):
     )
     root_mcp: bool = Field(default=False, description="serve every MCP folder at /mcp too")
     max_concurrent: int = Field(default=4, ge=1, description="tool calls running at once")
+    role: Literal["auto", "primary", "reader"] = Field(
+        default="auto", description="auto: the process holding <data_dir>/primary.lock writes, others read"
+    )
+    primary_url: str | None = Field(default=None, description="a reader's primary: http://… or unix://…")
+    takeover_s: float = Field(default=30.0, gt=0, description="how often a reader tries to take over")
     max_queue: int = Field(default=32, ge=0, description="tool calls waiting; past that: overloaded")
 
     def disabled_tool_names(self) -> frozenset[str]:

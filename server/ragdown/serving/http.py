@@ -11,6 +11,7 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI
@@ -25,6 +26,7 @@ from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
+from ragdown.serving.internal import internal_router
 from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, build_server
 
@@ -74,6 +76,9 @@ async def send_json(
     await send({"type": "http.response.body", "body": data})
 
 
+Forward = Callable[[str, str, dict[str, Any]], tuple[str, bool]]
+
+
 @dataclass
 class McpRoutes:
     """The ASGI app mounted at `/mcp`: auth, then the folder's endpoint, then the MCP transport."""
@@ -82,9 +87,10 @@ class McpRoutes:
     settings: ServerSettings
 
     def __post_init__(self) -> None:
-        self._servers: dict[tuple[str, str], MCPServer] = {}
+        self._servers: dict[tuple[str, str, bool], MCPServer] = {}
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._root: MCPServer | None = None
+        self.forward: Forward | None = None
         self._security = transport_security(self.settings)
 
     def endpoint(self, raw_path: bytes) -> Endpoint | None:
@@ -108,15 +114,30 @@ class McpRoutes:
             if path.is_symlink() or not path.is_dir():
                 return None
         name = "ragdown-" + segments[0]
+        return self.endpoint_for_scope(DocScope("/".join(segments)), name=name, title=folder.title)
+
+    def endpoint_for_scope(self, scope: DocScope, *, name: str = "", title: str = "") -> Endpoint:
+        folder = scope.dir.split("/", 1)[0]
+        if not title:
+            found = read_folder(self.engine.docs_dir, folder)
+            title = found.title if found else folder
         return Endpoint(
             engine=self.engine,
-            scope=DocScope("/".join(segments)),
-            name=name,
-            title=folder.title,
+            scope=scope,
+            name=name or f"ragdown-{folder}",
+            title=title,
             read_only=self.settings.read_only,
             disabled=self.settings.disabled_tool_names(),
             admission=self.admission,
+            forward=self.forward,
         )
+
+    def become(self, engine: Engine, forward: Forward | None) -> None:
+        """Switch role (a reader that took over is the primary now): new servers from here on."""
+        self.engine = engine
+        self.forward = forward
+        self._servers.clear()
+        self._root = None
 
     def root_server(self) -> MCPServer:
         """The root server: built once, since it looks the folders up on every call."""
@@ -132,7 +153,7 @@ class McpRoutes:
         return self._root
 
     def server(self, endpoint: Endpoint) -> MCPServer:
-        key = (endpoint.scope.dir, endpoint.title)
+        key = (endpoint.scope.dir, endpoint.title, endpoint.forward is not None)
         server = self._servers.get(key)
         if server is None:
             server = self._servers[key] = build_server(endpoint)
@@ -189,21 +210,29 @@ class RagdownApp:
 
 def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
     app = FastAPI(title="ragdown", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    routes = McpRoutes(engine, settings)
 
     @app.get("/api/status")
     def status() -> dict[str, object]:
         """Open (no auth, no secrets): whether the model and the index are ready, and counts."""
-        files = engine.store.files()
+        current = routes.engine
+        files = current.store.files()
         return {
             "name": "ragdown",
             "version": __version__,
             "ready": True,
-            "syncing": engine.syncer.syncing,
+            "role": "reader" if routes.forward is not None else "primary",
+            "syncing": current.syncer.syncing if routes.forward is None else None,
             "auth_required": not settings.secure_local_net,
             "files": len(files),
             "chunks": sum(f.chunks for f in files.values()),
-            "embedder": engine.embedder.name,
+            "embedder": current.embedder.name,
         }
+
+    def authorised(header: str | None) -> bool:
+        return settings.secure_local_net or token_matches(header, settings.token or "")
+
+    app.include_router(internal_router(routes, authorised))
 
     @app.middleware("http")
     async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:
@@ -211,4 +240,4 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         response.headers["Keep-Alive"] = "timeout=75"  # type: ignore[attr-defined]
         return response
 
-    return RagdownApp(app, McpRoutes(engine, settings))
+    return RagdownApp(app, routes)

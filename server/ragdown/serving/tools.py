@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
+from pydantic_core import to_jsonable_python
 
 from ragdown.catalog import documents, list_line, read_document
 from ragdown.documents.edits import Edit
@@ -75,6 +76,8 @@ class Endpoint:
     read_only: bool = False
     disabled: frozenset[str] = field(default_factory=frozenset)
     admission: Admission = field(default_factory=Admission)
+    # On a reader: runs a write tool on the primary and returns (text, is_error), unchanged.
+    forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]] | None = None
 
     def enabled(self, tool: str) -> bool:
         return tool not in self.disabled and not (self.read_only and tool in WRITE_TOOLS)
@@ -134,11 +137,31 @@ def _session(value: str | None) -> str | None:
 ToolSet = list[tuple[Callable[..., str], ToolAnnotations]]
 
 
+def forwarded(
+    tool: Callable[..., str], forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]], scope: str
+) -> Callable[..., str]:
+    """`tool` as a reader serves it: executed by the primary, its answer (errors too) unchanged."""
+
+    @functools.wraps(tool)
+    def run(**kwargs: Any) -> str:
+        arguments = {
+            k.removesuffix("_") if keyword.iskeyword(k.removesuffix("_")) else k: v for k, v in kwargs.items()
+        }
+        text, is_error = forward(tool.__name__, scope, to_jsonable_python(arguments))
+        if is_error:
+            raise Refusal(400, text)
+        return text
+
+    return run
+
+
 def build_server(endpoint: Endpoint) -> MCPServer:
     """A fresh MCP server for `endpoint`; every state it needs lives in the engine."""
     server = MCPServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
     for tool, hints in folder_tools(endpoint):
         if endpoint.enabled(tool.__name__):
+            if endpoint.forward is not None and tool.__name__ in WRITE_TOOLS:
+                tool = forwarded(tool, endpoint.forward, endpoint.scope.dir)
             run = guarded(tool, endpoint.admission)
             server.add_tool(run, annotations=hints, structured_output=False)
     return server
@@ -253,12 +276,12 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         stats: dict[str, Any] = {
             "docs_dir": str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir),
             "data_dir": str(engine.data_dir),
-            "role": "primary",
+            "role": "reader" if endpoint.forward is not None else "primary",
             "embedder": engine.embedder.name,
             "read_only": endpoint.read_only,
             "files": len(entries),
             "chunks": sum(e.chunks for e in entries),
-            "syncing": engine.syncer.syncing,
+            "syncing": engine.syncer.syncing if endpoint.forward is None else None,
             "last_sync": last.model_dump() if last else None,
             "scope": scope.dir or None,
         }

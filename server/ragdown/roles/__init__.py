@@ -1,0 +1,1 @@
+"""Primary and readers on one data dir: who writes, and how readers reach the one that does."""

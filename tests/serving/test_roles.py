@@ -1,0 +1,147 @@
+"""One primary and a reader as real processes on one data dir: writes through the reader land on
+disk and in both indexes, the hook's memory is shared, and the reader takes over when the primary
+is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.serving.conftest import free_port
+
+pytestmark = pytest.mark.anyio
+TOKEN = "roles-token"
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = check()
+            if value:
+                return value
+        except (httpx.HTTPError, KeyError, ValueError):
+            pass
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+class Proc:
+    def __init__(self, docs: Path, data_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(docs),
+            "RAGDOWN_DATA_DIR": str(data_dir),
+            "RAGDOWN_EMBEDDER": "hash",
+            "RAGDOWN_TOKEN": TOKEN,
+            "PORT": str(self.port),
+            "RAGDOWN_TAKEOVER_S": "0.5",
+            "RAGDOWN_HOOK_MIN_SCORE": "0",
+            "RAGDOWN_HOOK_MIN_RATIO": "0",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ragdown.cli", "serve"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+    def status(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.url}/api/status", timeout=2).json())
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
+            Client(streamable_http_client(f"{self.url}/mcp/ops", http_client=http)) as client,
+        ):
+            result = await client.call_tool(tool, arguments)
+            return "".join(getattr(c, "text", "") for c in result.content)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Proc, Proc, Path]]:
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    (docs / "ops/redis.md").write_text(
+        "# Redis\n\n## Eviction\n\nRedis evicts keys.\n\n## Memory\n\nRedis memory use.\n", encoding="utf-8"
+    )
+    primary = Proc(docs, tmp_path / "data")
+    wait_for(lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary")
+    reader = Proc(docs, tmp_path / "data")
+    wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+    try:
+        yield primary, reader, docs
+    finally:
+        reader.stop()
+        primary.stop()
+        for proc in (primary, reader):
+            if proc.process.stderr is not None:
+                print(proc.process.stderr.read().decode(errors="replace")[-3000:])
+
+
+async def test_a_write_through_the_reader_is_on_disk_and_found_by_both(pair: tuple[Proc, Proc, Path]) -> None:
+    primary, reader, docs = pair
+    assert primary.status()["role"] == "primary"
+    answer = await reader.call(
+        "ragdown_write", {"path": "kafka.md", "text": "# Kafka\n\nKafka topics keep messages."}
+    )
+    assert answer.startswith("created kafka.md (hash ")
+    assert (docs / "ops/kafka.md").exists()
+    for proc in (reader, primary):
+        found = await proc.call("ragdown_recall", {"query": "kafka topics messages", "top_k": 1})
+        assert found.startswith("[1] kafka.md:")
+    refused = await reader.call("ragdown_write", {"path": "kafka.md", "text": "# Again"})
+    assert (
+        "pass the hash ragdown_read_doc returned as base_hash" in refused
+    )  # the primary's refusal, unchanged
+
+
+async def test_hook_memory_is_shared_between_processes(pair: tuple[Proc, Proc, Path]) -> None:
+    primary, reader, _ = pair
+    prompt = "how does redis handle memory and eviction"
+    first = await reader.call("ragdown_context", {"prompt": prompt, "session_id": "s", "top_k": 1})
+    second = await primary.call("ragdown_context", {"prompt": prompt, "session_id": "s", "top_k": 1})
+    third = await reader.call("ragdown_context", {"prompt": prompt, "session_id": "s", "top_k": 1})
+    assert first.startswith("<ragdown-context ")
+    assert second.startswith("<ragdown-context ")
+    assert first.splitlines()[4] != second.splitlines()[4]
+    assert third == ""  # both sections were given already, whichever process answered
+
+
+async def test_the_reader_takes_over_when_the_primary_is_killed(pair: tuple[Proc, Proc, Path]) -> None:
+    primary, reader, docs = pair
+    primary.process.send_signal(signal.SIGKILL)
+    primary.process.wait(timeout=20)
+    wait_for(lambda: reader.status()["role"] == "primary", what="the takeover")
+    (docs / "ops/new.md").write_text("# Zebra\n\nZebra crossings are striped.\n", encoding="utf-8")
+    deadline = time.monotonic() + 60
+    while True:
+        found = await reader.call("ragdown_recall", {"query": "zebra crossings striped", "top_k": 1})
+        if found.startswith("[1] new.md:"):
+            break
+        assert time.monotonic() < deadline, found
+        time.sleep(0.3)
