@@ -248,3 +248,39 @@ def test_search_wants_a_query_or_a_queries_file_not_both(
     assert "not both" in capsys.readouterr().err
     assert main(["search", str(docs), "--queries", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read the queries file" in capsys.readouterr().err
+
+
+def test_tail_log_prints_the_log_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    log = tmp_path / "query-log.jsonl"
+    log.write_text('{"kind": "read", "path": "a.md"}\n', encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "tail-log", "--file", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write('{"kind": "read", "path": "b.md"}\n')
+        deadline = time.monotonic() + 60
+        seen = ""
+        while seen.count("\n") < 2:
+            assert time.monotonic() < deadline, seen
+            assert process.stdout is not None
+            seen += process.stdout.readline()
+        assert seen.splitlines() == ['{"kind": "read", "path": "a.md"}', '{"kind": "read", "path": "b.md"}']
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    assert process.returncode == 0
+
+
+def test_tail_log_needs_a_file_or_a_data_dir(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAGDOWN_DATA_DIR", raising=False)
+    assert main(["tail-log"]) == 2
+    assert "pass --file FILE or set RAGDOWN_DATA_DIR" in capsys.readouterr().err

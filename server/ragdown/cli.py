@@ -198,13 +198,50 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         assert node.client is not None
         app.mcp.become(engine, node.client.tool)
         node.watch_for_takeover(app, engine)
+    stop_metrics = start_metrics(app, settings, "primary" if primary else "reader", engine, node)
     print(f"ragdown: {'primary' if primary else 'reader'} on port {settings.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=75)
     finally:
+        stop_metrics()
         node.close()
         app.mcp.engine.close()
     return 0
+
+
+def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine, node: Any) -> Any:
+    """Prometheus metrics on their own port (never routed by the ingress); a port already taken
+    costs the metrics, not the server."""
+    from ragdown.folders.registry import list_folders
+    from ragdown.serving.metrics import Metrics, serve_metrics
+    from ragdown.serving.tools import WRITE_TOOLS
+
+    if not settings.metrics_port:
+        return lambda: None
+    metrics = Metrics()
+    metrics.set_build_info(__version__, role, engine.embedder.name)
+    tools = {"ragdown_recall", "ragdown_context", "ragdown_read_doc", "ragdown_list", "ragdown_stats"}
+    metrics.precreate([f.name for f in list_folders(engine.docs_dir)], sorted(tools | WRITE_TOOLS))
+    app.mcp.metrics = metrics
+    try:
+        return serve_metrics(metrics, settings.host, settings.metrics_port)
+    except OSError as error:
+        print(f"ragdown: metrics are off, port {settings.metrics_port} is taken ({error})", file=sys.stderr)
+        return lambda: None
+
+
+def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
+    """Follow the query log to stdout across rotation (what the cluster's sidecar runs)."""
+    from ragdown.search.query_log import LOG_NAME
+    from ragdown.serving.tail_log import main as follow_log
+
+    if args.file:
+        path = Path(args.file)
+    elif settings.data_dir is not None:
+        path = settings.data_dir / LOG_NAME
+    else:
+        raise CliError("pass --file FILE or set RAGDOWN_DATA_DIR (the log is <data dir>/query-log.jsonl)")
+    return follow_log(path)
 
 
 def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -294,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     stdio.add_argument("--data-dir", help="where the index lives (default: ~/.cache/ragdown/<hash>)")
     stdio.add_argument("--embedder", help="minilm (default), granite-small, bge-small, openai:<model>, hash")
     stdio.set_defaults(run=command_stdio)
+
+    tail = commands.add_parser(
+        "tail-log", help="Follow the query log to stdout, across rotation (for a log-shipping sidecar)."
+    )
+    tail.add_argument("--file", help="the log file (default: <RAGDOWN_DATA_DIR>/query-log.jsonl)")
+    tail.set_defaults(run=command_tail_log)
     return parser
 
 

@@ -42,6 +42,7 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
 class Proc:
     def __init__(self, docs: Path, data_dir: Path) -> None:
         self.port = free_port()
+        self.metrics_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,
@@ -53,6 +54,7 @@ class Proc:
             "RAGDOWN_TAKEOVER_S": "0.5",
             "RAGDOWN_HOOK_MIN_SCORE": "0",
             "RAGDOWN_HOOK_MIN_RATIO": "0",
+            "RAGDOWN_METRICS_PORT": str(self.metrics_port),
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ragdown.cli", "serve"],
@@ -145,3 +147,30 @@ async def test_the_reader_takes_over_when_the_primary_is_killed(pair: tuple[Proc
             break
         assert time.monotonic() < deadline, found
         time.sleep(0.3)
+
+
+async def test_a_readers_metrics_count_hook_calls_and_health_answers(pair: tuple[Proc, Proc, Path]) -> None:
+    _, reader, _ = pair
+
+    def scrape() -> dict[str, float]:
+        text = httpx.get(f"http://127.0.0.1:{reader.metrics_port}/metrics", timeout=5).text
+        samples: dict[str, float] = {}
+        for line in text.splitlines():
+            if line.startswith(
+                ("ragdown_hook_calls_total", "ragdown_hook_injections_total", "ragdown_build_info")
+            ):
+                name, _, value = line.rpartition(" ")
+                samples[name] = float(value)
+        return samples
+
+    before = scrape()
+    assert before['ragdown_hook_calls_total{folder="ops"}'] == 0  # pre-created, so rates exist at once
+    assert any('role="reader"' in name for name in before)
+    await reader.call("ragdown_context", {"prompt": "how does redis evict keys", "session_id": "m"})
+    await reader.call("ragdown_context", {"prompt": "how does redis evict keys", "session_id": "m"})
+    after = scrape()
+    assert after['ragdown_hook_calls_total{folder="ops"}'] == 2
+    assert after['ragdown_hook_injections_total{folder="ops"}'] >= 1
+    assert httpx.get(f"{reader.url}/healthz", timeout=5).json() == {"ok": True}
+    ready = httpx.get(f"{reader.url}/readyz", timeout=5).json()
+    assert ready == {"ready": True, "role": "reader", "primary_reachable": True}

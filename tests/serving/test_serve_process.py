@@ -29,6 +29,7 @@ async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:
         "RAGDOWN_EMBEDDER": "hash",
         "RAGDOWN_TOKEN": "example-token",
         "PORT": str(port),
+        "RAGDOWN_METRICS_PORT": "0",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "ragdown.cli", "serve"],

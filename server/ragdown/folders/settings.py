@@ -70,6 +70,7 @@ class ServerSettings(BaseSettings):
     )
     primary_url: str | None = Field(default=None, description="a reader's primary: http://… or unix://…")
     takeover_s: float = Field(default=30.0, gt=0, description="how often a reader tries to take over")
+    metrics_port: int = Field(default=9090, ge=0, le=65535, description="Prometheus /metrics port; 0: off")
     max_queue: int = Field(default=32, ge=0, description="tool calls waiting; past that: overloaded")
 
     def disabled_tool_names(self) -> frozenset[str]:

@@ -27,6 +27,7 @@ from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
 from ragdown.serving.internal import internal_router
+from ragdown.serving.metrics import Metrics
 from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, build_server
 
@@ -91,6 +92,7 @@ class McpRoutes:
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._root: MCPServer | None = None
         self.forward: Forward | None = None
+        self.metrics: Metrics | None = None
         self._security = transport_security(self.settings)
 
     def endpoint(self, raw_path: bytes) -> Endpoint | None:
@@ -130,6 +132,7 @@ class McpRoutes:
             disabled=self.settings.disabled_tool_names(),
             admission=self.admission,
             forward=self.forward,
+            metrics=self.metrics,
         )
 
     def become(self, engine: Engine, forward: Forward | None) -> None:
@@ -228,6 +231,24 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
             "chunks": sum(f.chunks for f in files.values()),
             "embedder": current.embedder.name,
         }
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        """The process answers (liveness)."""
+        return {"ok": True}
+
+    @app.get("/readyz")
+    def readyz() -> dict[str, object]:
+        """Model loaded and index open (this app exists only once both are); on a reader, whether
+        the primary is reachable for writes is reported but does not make it unready."""
+        body: dict[str, object] = {
+            "ready": True,
+            "role": "reader" if routes.forward is not None else "primary",
+        }
+        client = getattr(routes.forward, "__self__", None)
+        if client is not None and hasattr(client, "reachable"):
+            body["primary_reachable"] = bool(client.reachable())
+        return body
 
     def authorised(header: str | None) -> bool:
         return settings.secure_local_net or token_matches(header, settings.token or "")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import keyword
 import logging
+import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -27,6 +29,7 @@ from ragdown.folders.scope import Scope, ScopeError
 from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.formats import compact, hit_json, hits_text
+from ragdown.serving.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +81,12 @@ class Endpoint:
     admission: Admission = field(default_factory=Admission)
     # On a reader: runs a write tool on the primary and returns (text, is_error), unchanged.
     forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]] | None = None
+    metrics: Metrics | None = None
+
+    @property
+    def folder(self) -> str:
+        """The folder label for metrics ("" when the docs dir is served as one folder)."""
+        return self.scope.dir.split("/", 1)[0]
 
     def enabled(self, tool: str) -> bool:
         return tool not in self.disabled and not (self.read_only and tool in WRITE_TOOLS)
@@ -110,9 +119,17 @@ def capped(text: str, limit: int = MAX_RESULT_BYTES) -> str:
     )
 
 
-def guarded(tool: Callable[..., str], admission: Admission) -> Callable[..., Any]:
+def guarded(
+    tool: Callable[..., str], admission: Admission, metrics: Metrics | None = None
+) -> Callable[..., Any]:
     """Refusals become `isError` results carrying their sentence; a full queue an "overloaded" one
     (retryable); anything else is logged. Results are capped in size."""
+
+    def count(outcome: str) -> None:
+        if metrics is not None:
+            metrics.observe_tool(tool.__name__, outcome)
+            if outcome == "overloaded":
+                metrics.rejected()
 
     @functools.wraps(tool)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -120,12 +137,19 @@ def guarded(tool: Callable[..., str], admission: Admission) -> Callable[..., Any
         kwargs = {f"{k}_" if keyword.iskeyword(k) else k: v for k, v in kwargs.items()}
         try:
             with admission.slot():
-                return capped(tool(*args, **kwargs))
-        except (Refusal, ScopeError, FilterError, OverloadedError) as error:
+                text = capped(tool(*args, **kwargs))
+        except OverloadedError as error:
+            count("overloaded")
+            return _error(str(error))
+        except (Refusal, ScopeError, FilterError) as error:
+            count("error")
             return _error(str(error))
         except Exception:
+            count("error")
             log.exception("tool %s failed", tool.__name__)
             return _error(f"{tool.__name__} failed unexpectedly; the server log has the details")
+        count("ok")
+        return text
 
     return run
 
@@ -162,7 +186,7 @@ def build_server(endpoint: Endpoint) -> MCPServer:
         if endpoint.enabled(tool.__name__):
             if endpoint.forward is not None and tool.__name__ in WRITE_TOOLS:
                 tool = forwarded(tool, endpoint.forward, endpoint.scope.dir)
-            run = guarded(tool, endpoint.admission)
+            run = guarded(tool, endpoint.admission, endpoint.metrics)
             server.add_tool(run, annotations=hints, structured_output=False)
     return server
 
@@ -183,7 +207,10 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         """Search the documents (BM25 + embeddings) and return the best sections, each with its path
         and line range. Use ragdown_read_doc to read around a hit."""
         filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by)
+        started = time.perf_counter()
         hits = engine.recall(query, top_k, filters, scope=scope)
+        if endpoint.metrics is not None:
+            endpoint.metrics.observe_search(endpoint.folder, "recall", time.perf_counter() - started)
         if format == "json":
             return compact({"hits": [hit_json(h) for h in hits]})
         limit = engine.settings.text_limit if max_chars is None else max_chars
@@ -211,6 +238,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             )
             if value is not None
         }
+        started = time.perf_counter()
         result = engine.context(
             prompt,
             session_id=_session(session_id),
@@ -219,6 +247,10 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             overrides=overrides,
             scope=scope,
         )
+        if endpoint.metrics is not None and result.searched:
+            endpoint.metrics.observe_search(endpoint.folder, "context", time.perf_counter() - started)
+            drops = Counter(result.dropped.values())
+            endpoint.metrics.observe_hook(endpoint.folder, len(result.injected), drops)
         return result.text
 
     def ragdown_read_doc(
