@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ from ragdown.search.hybrid import Hit
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "ms", "failed")
 HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
+INDEX_GAUGE_INTERVAL_S = 5.0
 
 
 class CliError(Exception):
@@ -224,10 +226,40 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
     metrics.precreate([f.name for f in list_folders(engine.docs_dir)], sorted(tools | WRITE_TOOLS))
     app.mcp.metrics = metrics
     try:
-        return serve_metrics(metrics, settings.host, settings.metrics_port)
+        stop_server = serve_metrics(metrics, settings.host, settings.metrics_port)
     except OSError as error:
         print(f"ragdown: metrics are off, port {settings.metrics_port} is taken ({error})", file=sys.stderr)
         return lambda: None
+    stopped = threading.Event()
+
+    def refresh() -> None:
+        # Index sizes and the last sync, read every few seconds rather than on each scrape.
+        last_at = ""
+        while not stopped.wait(INDEX_GAUGE_INTERVAL_S):
+            try:
+                current = app.mcp.engine
+                counts: dict[str, list[int]] = {}
+                for path, state in current.store.files().items():
+                    folder = path.split("/", 1)[0]
+                    entry = counts.setdefault(folder, [0, 0])
+                    entry[0] += 1
+                    entry[1] += state.chunks
+                for folder, (documents, chunks) in counts.items():
+                    metrics.set_index(folder, documents, chunks)
+                report = current.syncer.last_sync
+                if report is not None and report.at != last_at:
+                    last_at = report.at
+                    metrics.observe_sync(report.ms / 1000, time.time())
+            except Exception:  # a scrape gauge must never take the server down
+                logging.getLogger(__name__).exception("could not refresh the index gauges")
+
+    threading.Thread(target=refresh, name="ragdown-metrics", daemon=True).start()
+
+    def stop() -> None:
+        stopped.set()
+        stop_server()
+
+    return stop
 
 
 def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
