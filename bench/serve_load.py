@@ -1,0 +1,320 @@
+"""Serving under load: `ragdown_recall` and `ragdown_context` over HTTP MCP, many clients at once.
+
+    .venv/bin/python bench/serve_load.py [--embedder minilm] [--corpus fastapi-docs] [--seconds 20]
+
+Copies the corpus into a temporary docs dir (one folder `docs`, MCP on), starts one `ragdown serve`
+process and waits for its first sync; then 1, 4 and 16 concurrent clients call each tool back to
+back for `--seconds` each. Each client holds one MCP session (the official client over streamable
+HTTP). Then two more processes start on the same data dir (readers) and the same runs are spread
+round-robin over the primary and the two readers. Queries: the corpus's `## ` headings, deduplicated
+and shuffled with a fixed seed. Reported: requests per second, p50/p95 latency in milliseconds,
+explicit "overloaded" answers, other errors, empty answers, and the CPU seconds the servers and
+this (client) process used during the run. Everything runs on one machine, the clients included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from _common import CORPORA, commit, percentile, require
+
+TOKEN = "bench-serve-load"
+FOLDER = "docs"
+CLIENTS = (1, 4, 16)
+SEED = 5
+TOOLS: dict[str, Any] = {
+    "ragdown_recall": lambda q: {"query": q, "top_k": 8},
+    "ragdown_context": lambda q: {"prompt": q, "top_k": 4},
+}
+HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    """One `ragdown serve` process; its log goes to a file (a full pipe would block it)."""
+
+    def __init__(self, docs: Path, data_dir: Path, embedder: str, work: Path, name: str) -> None:
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = work / f"{name}.log"
+        env = {
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(docs),
+            "RAGDOWN_DATA_DIR": str(data_dir),
+            "RAGDOWN_EMBEDDER": embedder,
+            "RAGDOWN_TOKEN": TOKEN,
+            "PORT": str(self.port),
+            "RAGDOWN_METRICS_PORT": str(free_port()),
+        }
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ragdown.cli", "serve"],
+                env=env,
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def status(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.url}/api/status", timeout=5).json())
+
+    def wait(self, ready: Any, what: str, timeout: float = 1800) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
+            try:
+                status = self.status()
+                if ready(status):
+                    return status
+            except (httpx.HTTPError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out waiting for {what}:\n{self.tail()}")
+            time.sleep(0.5)
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+@dataclass
+class Run:
+    latencies: list[float] = field(default_factory=list)
+    overloaded: int = 0
+    errors: int = 0
+    empty: int = 0
+    samples: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+
+    def error(self, message: str) -> None:
+        self.errors += 1
+        if len(self.samples) < 3:
+            self.samples.append(message[:200])
+
+
+@dataclass
+class Clock:
+    """Shared by the clients of one run: how many are warmed up, the start signal, the deadline."""
+
+    start: asyncio.Event = field(default_factory=asyncio.Event)
+    warmed: int = 0
+    deadline: float = float("inf")
+
+
+async def client_loop(url: str, tool: str, queries: list[str], offset: int, clock: Clock, run: Run) -> None:
+    make = TOOLS[tool]
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        await client.call_tool(tool, make(queries[offset % len(queries)]))  # warm the session
+        clock.warmed += 1
+        await clock.start.wait()
+        index = offset
+        while time.perf_counter() < clock.deadline:
+            query = queries[index % len(queries)]
+            index += 1
+            began = time.perf_counter()
+            try:
+                result = await client.call_tool(tool, make(query))
+            except Exception as error:  # transport failures count as errors
+                run.error(f"{type(error).__name__}: {error}")
+                continue
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            if result.is_error:
+                if "overloaded" in text:
+                    run.overloaded += 1
+                else:
+                    run.error(text)
+                continue
+            run.latencies.append((time.perf_counter() - began) * 1000)
+            if not text.strip():
+                run.empty += 1
+
+
+async def measure(servers: list[Server], tool: str, clients: int, seconds: float, queries: list[str]) -> Run:
+    """`clients` sessions spread round-robin over `servers`, all opened and warmed before the clock
+    starts, then calling back to back until `seconds` have passed."""
+    run = Run()
+    clock = Clock()
+    step = max(1, len(queries) // clients)
+    tasks = [
+        asyncio.create_task(
+            client_loop(f"{servers[i % len(servers)].url}/mcp/{FOLDER}", tool, queries, i * step, clock, run)
+        )
+        for i in range(clients)
+    ]
+    while clock.warmed < clients and not any(t.done() for t in tasks):
+        await asyncio.sleep(0.05)
+    cpu_before = [cpu_seconds(s.process.pid) for s in servers]
+    client_before = time.process_time()
+    began = time.perf_counter()
+    clock.deadline = began + seconds
+    clock.start.set()
+    await asyncio.gather(*tasks)
+    run.elapsed = time.perf_counter() - began
+    run.client_cpu = time.process_time() - client_before
+    run.server_cpu = sum(cpu_seconds(s.process.pid) - b for s, b in zip(servers, cpu_before, strict=True))
+    return run
+
+
+def headings(root: Path) -> list[str]:
+    seen: dict[str, None] = {}
+    for path in sorted(root.rglob("*.md")):
+        in_code = False
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                in_code = not in_code
+            match = None if in_code else HEADING.match(line)
+            if match:
+                text = re.sub(r"\s*\{[^}]*\}\s*$", "", match.group(1)).strip()  # `{ #anchor }`
+                if text:
+                    seen.setdefault(text, None)
+    queries = list(seen)
+    random.Random(SEED).shuffle(queries)
+    return queries
+
+
+def row(setup: str, tool: str, clients: int, run: Run) -> str:
+    count = len(run.latencies)
+    p50 = f"{percentile(run.latencies, 0.5):.1f}" if count else "—"
+    p95 = f"{percentile(run.latencies, 0.95):.1f}" if count else "—"
+    elapsed = run.elapsed or 1.0
+    rps, server, client = count / elapsed, run.server_cpu / elapsed, run.client_cpu / elapsed
+    return (
+        f"| {setup} | `{tool}` | {clients} | {count} | {rps:.1f} | {p50} | {p95} | {run.overloaded} | "
+        f"{run.errors} | {run.empty} | {server:.2f} | {client:.2f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--corpus", default="fastapi-docs", help="a folder under shared/bench/corpora")
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each measured run")
+    args = parser.parse_args()
+
+    source = require(CORPORA / args.corpus)
+    load = os.getloadavg()[0]
+    command = " ".join([".venv/bin/python bench/serve_load.py", *sys.argv[1:]])
+    rows: list[str] = []
+    samples: list[str] = []
+    servers: list[Server] = []
+    with tempfile.TemporaryDirectory(prefix="ragdown-serve-load-") as tmp:
+        work = Path(tmp)
+        docs = work / "docs-root"
+        shutil.copytree(source, docs / FOLDER, symlinks=False)
+        (docs / FOLDER / ".ragdown.json").write_text(
+            json.dumps({"title": "Docs", "mcp": True}), encoding="utf-8"
+        )
+        queries = headings(docs / FOLDER)
+        data_dir = work / "data"
+        try:
+            primary = Server(docs, data_dir, args.embedder, work, "primary")
+            servers.append(primary)
+            began = time.monotonic()
+            status = primary.wait(lambda s: not s["syncing"] and s["files"] > 0, "the primary's first sync")
+            print(
+                f"primary on :{primary.port}: {status['files']} files, {status['chunks']} chunks "
+                f"({status['embedder']}), ready in {time.monotonic() - began:.0f} s; {len(queries)} queries",
+                file=sys.stderr,
+            )
+            rows += run_setup("one process", [primary], args.seconds, queries, samples)
+            servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}") for n in (1, 2)]
+            for reader in servers[1:]:
+                reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
+            print("two readers up", file=sys.stderr)
+            rows += run_setup("primary + 2 readers", servers, args.seconds, queries, samples)
+        finally:
+            for server in servers:
+                server.stop()
+
+    print(f"## Serving under load — {date.today().isoformat()}, commit {commit()}\n")
+    print(f"```\n{command}\n```\n")
+    print(
+        f"Corpus {args.corpus}, embedder {args.embedder}, {args.seconds:g} s per run, {len(queries)} queries "
+        f"(`## ` headings, shuffled with seed {SEED}); `ragdown_recall` top_k 8, `ragdown_context` top_k 4 "
+        "without a session. Clients and servers share the machine. Latency in ms over successful calls; "
+        "CPU columns are cores busy on average (server processes together, and this client process); "
+        f"1-minute load average at the start: {load:.2f}.\n"
+    )
+    print(
+        "| setup | tool | clients | calls | req/s | p50 ms | p95 ms | overloaded | other errors | empty "
+        "| server CPU | client CPU |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for line in rows:
+        print(line)
+    print(
+        "\nTarget: p95 under 100 ms at 4 clients on one process with minilm; no errors other than explicit "
+        '"overloaded" answers at 16.'
+    )
+    if samples:
+        print("\nError samples:\n")
+        for sample in samples:
+            print(f"- {sample}")
+
+
+def run_setup(
+    setup: str, targets: list[Server], seconds: float, queries: list[str], samples: list[str]
+) -> list[str]:
+    lines = []
+    for tool in TOOLS:
+        for clients in CLIENTS:
+            run = asyncio.run(measure(targets, tool, clients, seconds, queries))
+            line = row(setup, tool, clients, run)
+            print(line, file=sys.stderr)
+            lines.append(line)
+            samples.extend(f"{setup}, {tool}, {clients} clients: {s}" for s in run.samples)
+    return lines
+
+
+if __name__ == "__main__":
+    main()
