@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -23,9 +24,10 @@ from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.embedders import Embedder, create_embedder
+from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import cache_home
-from ragdown.indexing.meta import current_meta, read_meta
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.meta import IndexMeta, current_meta, read_meta, rebuild_reason
+from ragdown.indexing.store import ChunkStore, IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
 from ragdown.search.filters import SearchFilters, filter_fields
@@ -83,6 +85,11 @@ def default_data_dir(docs_dir: Path, *, folders_mode: bool = False) -> Path:
     return cache_home() / "ragdown" / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def meta_for(embedder: Embedder, source: str) -> IndexMeta:
+    """What the index records for vectors from `embedder` (chosen by the name `source`)."""
+    return current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
+
+
 def recorded_embedder(data_dir: Path) -> str | None:
     """The registry name of the embedder the existing index was built with, if any."""
     meta = read_meta(data_dir)
@@ -123,8 +130,8 @@ class Engine:
         self.server_config = server_config
         self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
         self._first_sync: Future[SyncReport] | None = None
-        meta = current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
-        self.store = ChunkStore(data_dir, meta, writable=writable)
+        self._follow_lock = threading.Lock()
+        self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)
         self.source = source
         self.writable = writable
         self.folders_mode = folders_mode
@@ -191,6 +198,7 @@ class Engine:
         relative to the scope and hit paths come back relative to it. Logged when enabled."""
         scope = scope or Scope()
         self.wait_until_indexed()
+        self.follow_index()
         started = time.perf_counter()
         asked = filters or SearchFilters()
         effective = replace(asked, path_prefix=scope.search_prefix(asked.path_prefix))
@@ -228,6 +236,7 @@ class Engine:
         paths relative to the scope and a memory of the scope's own."""
         scope = scope or Scope()
         self.wait_until_indexed()
+        self.follow_index()
         started = time.perf_counter()
         settings = self.hook_settings(overrides, scope)
         filters = SearchFilters(path_prefix=scope.search_prefix(), within=within)
@@ -265,6 +274,29 @@ class Engine:
         self._first_sync = first if empty else None
         if self.watch:
             self.start_watching()
+
+    def follow_index(self) -> None:
+        """On a reader: when the primary rebuilt the index with another embedder or chunking, load
+        that embedder and reopen the store, so a query is never embedded with a model the index was
+        not built with. Until the new index is complete the reader keeps the one it has."""
+        if self.writable:
+            return
+        recorded = read_meta(self.data_dir)
+        if recorded is None or rebuild_reason(recorded, self.store.meta) is None:
+            return
+        with self._follow_lock:
+            if rebuild_reason(recorded, self.store.meta) is None:
+                return
+            name = recorded.source or recorded.embedder
+            try:
+                embedder = create_embedder(name, threads=self.settings.threads)
+                store = ChunkStore(self.data_dir, meta_for(embedder, name), writable=False)
+            except (IndexNotReadyError, EmbedderError) as error:
+                log.info("the index is being rebuilt; searching the previous one meanwhile (%s)", error)
+                return
+            log.warning("the index was rebuilt with %s: following it", embedder.name)
+            # The previous embedder is not closed: a search that started with it may still run.
+            self.embedder, self.store, self.source = embedder, store, name
 
     def wait_until_indexed(self, timeout_s: float = FIRST_SYNC_WAIT_S) -> None:
         """Block until the first sync of an empty index is done (or `timeout_s` passed)."""

@@ -40,7 +40,7 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
 
 
 class Proc:
-    def __init__(self, docs: Path, data_dir: Path) -> None:
+    def __init__(self, docs: Path, data_dir: Path, **extra_env: str) -> None:
         self.port = free_port()
         self.metrics_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -55,6 +55,7 @@ class Proc:
             "RAGDOWN_HOOK_MIN_SCORE": "0",
             "RAGDOWN_HOOK_MIN_RATIO": "0",
             "RAGDOWN_METRICS_PORT": str(self.metrics_port),
+            **extra_env,
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ragdown.cli", "serve"],
@@ -174,3 +175,40 @@ async def test_a_readers_metrics_count_hook_calls_and_health_answers(pair: tuple
     assert httpx.get(f"{reader.url}/healthz", timeout=5).json() == {"ok": True}
     ready = httpx.get(f"{reader.url}/readyz", timeout=5).json()
     assert ready == {"ready": True, "role": "reader", "primary_reachable": True}
+
+
+async def test_a_reader_follows_the_primary_to_another_embedder(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    (docs / "ops/redis.md").write_text(
+        "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n", encoding="utf-8"
+    )
+    data = tmp_path / "data"
+    primary = Proc(docs, data)
+    reader: Proc | None = None
+    replacement: Proc | None = None
+    try:
+        wait_for(
+            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
+        )
+        reader = Proc(docs, data, RAGDOWN_TAKEOVER_S="1000")
+        wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+        assert json.loads(await reader.call("ragdown_stats", {}))["embedder"] == "hash-384"
+        primary.stop()
+        replacement = Proc(docs, data, RAGDOWN_EMBEDDER="minilm")
+        wait_for(
+            lambda: (
+                replacement.status()["embedder"].startswith("all-MiniLM")
+                and replacement.status()["files"] == 1
+            ),
+            timeout=300,
+            what="the rebuild with minilm",
+        )
+        found = await reader.call("ragdown_recall", {"query": "how are redis keys evicted", "top_k": 1})
+        assert found.startswith("[1] redis.md:")
+        assert json.loads(await reader.call("ragdown_stats", {}))["embedder"].startswith("all-MiniLM")
+    finally:
+        for proc in (reader, replacement, primary):
+            if proc is not None:
+                proc.stop()
