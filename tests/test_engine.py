@@ -88,3 +88,47 @@ def test_the_default_data_dir_is_under_the_cache_and_differs_by_mode(
     assert len(single.name) == 16
     assert single != folders
     assert default_data_dir(docs) == single
+
+
+def test_an_embedder_change_keeps_answering_from_the_old_index_until_the_new_one_is_complete(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    import threading
+
+    from ragdown.indexing.embedders.base import EmbedKind, Vectors
+    from ragdown.indexing.embedders.hashing import HashEmbedder
+    from ragdown.indexing.meta import read_meta
+
+    class HeldEmbedder(HashEmbedder):
+        """Another model (by name), whose document embedding waits until the test lets it go."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.name = "hash-held"
+            self.release = threading.Event()
+
+        def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:
+            if kind == "document":
+                self.release.wait(30)
+            return super().embed(texts, kind)
+
+    write("ops/redis.md", "# Redis\nRedis evicts keys by maxmemory-policy.")
+    old = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    old.sync()
+    old.close()
+    held = HeldEmbedder()
+    engine = Engine(docs, data_dir, held, source="hash", watch=False)
+    try:
+        assert engine.store.building
+        running = engine.syncer.request()
+        hits = engine.search("redis eviction", 3)  # mid-rebuild: the old index answers
+        assert [h.path for h in hits] == ["ops/redis.md"]
+        assert read_meta(data_dir).embedder == "hash-384"  # type: ignore[union-attr]
+        held.release.set()
+        running.result(timeout=60)
+        assert not engine.store.building
+        assert read_meta(data_dir).embedder == "hash-held"  # type: ignore[union-attr]
+        assert [h.path for h in engine.search("redis eviction", 3)] == ["ops/redis.md"]
+    finally:
+        held.release.set()
+        engine.close()

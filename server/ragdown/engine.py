@@ -136,6 +136,10 @@ class Engine:
         self.writable = writable
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.store, embedder, folders_only=folders_mode)
+        self.syncer.after_sync = self._after_sync
+        # While a rebuild fills the new index beside the old one, searches use the old one (with
+        # the embedder it was built with) so nothing answers from a half-built index.
+        self._serving: tuple[ChunkStore, Embedder] | None = self._previous_index()
         self.watcher: FolderWatcher | None = None
 
     @classmethod
@@ -174,6 +178,26 @@ class Engine:
     ) -> list[Hit]:
         return self.search_outcome(query, limit, filters, policy).hits
 
+    def _previous_index(self) -> tuple[ChunkStore, Embedder] | None:
+        previous = self.store.previous
+        if not self.store.building or previous is None:
+            return None
+        name = previous.source or previous.embedder
+        try:
+            same = previous.embedder == self.embedder.name
+            embedder = self.embedder if same else create_embedder(name, threads=self.settings.threads)
+            return ChunkStore(self.data_dir, meta_for(embedder, name), writable=False), embedder
+        except (IndexNotReadyError, EmbedderError) as error:
+            log.warning("the previous index cannot serve during the rebuild (%s)", error)
+            return None
+
+    def _after_sync(self, report: SyncReport) -> None:
+        if self.store.building:
+            self.store.publish()
+            serving, self._serving = self._serving, None
+            if serving is not None and serving[1] is not self.embedder:
+                serving[1].close()
+
     def search_outcome(
         self,
         query: str,
@@ -183,7 +207,8 @@ class Engine:
     ) -> SearchOutcome:
         """The hits with what the pipeline decided (routed, abstained), under this engine's policy
         unless `policy` overrides it."""
-        return run_search(self.store, self.embedder, query, limit, filters, policy or self.policy)
+        store, embedder = self._serving or (self.store, self.embedder)
+        return run_search(store, embedder, query, limit, filters, policy or self.policy)
 
     def recall(
         self,
@@ -275,6 +300,11 @@ class Engine:
         if self.watch:
             self.start_watching()
 
+    def _index_moved(self, recorded: IndexMeta) -> bool:
+        """The primary switched indexes: another embedder or chunking, or a rebuild beside the old."""
+        moved = recorded.lance_dir != self.store.lance_dir
+        return moved or rebuild_reason(recorded, self.store.meta) is not None
+
     def follow_index(self) -> None:
         """On a reader: when the primary rebuilt the index with another embedder or chunking, load
         that embedder and reopen the store, so a query is never embedded with a model the index was
@@ -282,14 +312,15 @@ class Engine:
         if self.writable:
             return
         recorded = read_meta(self.data_dir)
-        if recorded is None or rebuild_reason(recorded, self.store.meta) is None:
+        if recorded is None or not self._index_moved(recorded):
             return
         with self._follow_lock:
-            if rebuild_reason(recorded, self.store.meta) is None:
+            if not self._index_moved(recorded):
                 return
             name = recorded.source or recorded.embedder
             try:
-                embedder = create_embedder(name, threads=self.settings.threads)
+                same = rebuild_reason(recorded, self.store.meta) is None
+                embedder = self.embedder if same else create_embedder(name, threads=self.settings.threads)
                 store = ChunkStore(self.data_dir, meta_for(embedder, name), writable=False)
             except (IndexNotReadyError, EmbedderError) as error:
                 log.info("the index is being rebuilt; searching the previous one meanwhile (%s)", error)

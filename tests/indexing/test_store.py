@@ -130,7 +130,49 @@ def test_every_mismatch_rebuilds_a_writable_store(
     reopened = ChunkStore(data_dir, current_meta("hash-384", 384))
     assert reopened.rebuilt_because == reason
     assert reopened.count_rows() == 0
-    assert read_meta(data_dir) == current_meta("hash-384", 384)
+    assert reopened.building
+    assert read_meta(data_dir) == stale  # the old index is still the one served
+    reopened.publish()
+    switched = read_meta(data_dir)
+    assert switched is not None
+    assert switched.lance_dir == reopened.lance_dir != "lance"
+    assert switched == current_meta("hash-384", 384).model_copy(update={"lance_dir": reopened.lance_dir})
+
+
+def test_a_rebuild_switches_only_when_published_and_then_removes_the_old_index(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    import time
+
+    write("a.md", "alpha")
+    build(docs, data_dir)
+    write_meta(data_dir, current_meta("hash-384", 384).model_copy(update={"embedder": "other"}))
+    rebuilding = ChunkStore(data_dir, current_meta("hash-384", 384))
+    rebuilding.keep_versions_for = timedelta(0)
+    assert (data_dir / "lance").is_dir()
+    assert (data_dir / rebuilding.lance_dir).is_dir()
+    rebuilding.publish()
+    deadline = time.monotonic() + 30
+    while (data_dir / "lance").exists():
+        assert time.monotonic() < deadline, "the old index was not removed"
+        time.sleep(0.05)
+    reader = ChunkStore(data_dir, current_meta("hash-384", 384), writable=False)
+    assert reader.lance_dir == rebuilding.lance_dir
+
+
+def test_a_rebuild_that_never_switched_is_cleaned_up_at_the_next_start(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    write("a.md", "alpha")
+    build(docs, data_dir)
+    write_meta(data_dir, current_meta("hash-384", 384).model_copy(update={"embedder": "other"}))
+    crashed = ChunkStore(data_dir, current_meta("hash-384", 384))  # building, never published
+    leftover = data_dir / crashed.lance_dir
+    assert leftover.is_dir()
+    again = ChunkStore(data_dir, current_meta("hash-384", 384))
+    assert not leftover.exists()
+    assert again.building
+    assert (data_dir / "lance").is_dir()  # the index that still serves is kept
 
 
 @pytest.mark.parametrize("content", [None, "{not json", '{"embedder": "hash-384"}'])

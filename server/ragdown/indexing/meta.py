@@ -29,6 +29,9 @@ class IndexMeta(BaseModel):
     max_chars: int = 0
     # The name the embedder was chosen by (`minilm`, `openai:<model>`), so it can be loaded again.
     source: str = ""
+    # The directory under the data dir holding this index: a rebuild writes a new one beside it,
+    # and rewriting meta.json to name it is the switch.
+    lance_dir: str = "lance"
 
 
 def current_meta(

@@ -11,7 +11,9 @@ import os
 os.environ.setdefault("LANCE_CPU_THREADS", str(max(2, os.cpu_count() or 2)))
 
 import logging
+import shutil
 import threading
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -94,8 +96,10 @@ class VectorSnapshot:
 class ChunkStore:
     """One `chunks` table under `<data_dir>/lance`, described by `<data_dir>/meta.json`.
 
-    A writable store drops and recreates a table built under another meta (the reason is kept in
-    `rebuilt_because`); a read-only store never drops anything and refuses instead.
+    A writable store that finds a table built under another meta builds the new one in a directory
+    beside it (`building`; the reason is kept in `rebuilt_because`) and `publish()` switches to it
+    by rewriting meta.json, so the old index serves until the new one is complete. A read-only store
+    opens whatever meta.json names and refuses an index it cannot search.
     """
 
     def __init__(self, data_dir: Path, meta: IndexMeta, *, writable: bool = True) -> None:
@@ -110,14 +114,24 @@ class ChunkStore:
         self._generation = 0  # bumped by every write, so a snapshot built across one is not kept
         self._seen_version: int | None = None
         self._lock = threading.Lock()
+        self.building = False
+        self.previous: IndexMeta | None = None
         if writable:
             data_dir.mkdir(parents=True, exist_ok=True)
-        self.db = lancedb.connect(data_dir / LANCE_DIR, read_consistency_interval=timedelta(0))
-        self.table = self._open_table()
+        recorded = read_meta(data_dir)
+        self.lance_dir = recorded.lance_dir if recorded else LANCE_DIR
+        self.meta = meta.model_copy(update={"lance_dir": self.lance_dir})
+        self.db = self._connect()
+        self.table = self._open_table(recorded)
+        if writable:
+            self._remove_leftovers(recorded)
 
-    def _open_table(self) -> Any:
+    def _connect(self) -> Any:
+        return lancedb.connect(self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0))
+
+    def _open_table(self, recorded: IndexMeta | None) -> Any:
         exists = TABLE in self.db.list_tables().tables
-        reason = rebuild_reason(read_meta(self.data_dir), self.meta) if exists else None
+        reason = rebuild_reason(recorded, self.meta) if exists else None
         if not self.writable:
             if not exists:
                 raise IndexNotReadyError("the index does not exist yet; start the primary server first")
@@ -129,13 +143,43 @@ class ChunkStore:
         if exists and reason is None:
             return self.db.open_table(TABLE)
         if exists:
-            log.warning("rebuilding the index: %s", reason)
+            log.warning("rebuilding the index beside the current one: %s", reason)
             self.rebuilt_because = reason
-            self.db.drop_table(TABLE)
-        table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim))
+            self.previous = recorded
+            self.building = True
+            self.lance_dir = f"{LANCE_DIR}-{uuid.uuid4().hex[:8]}"
+            self.meta = self.meta.model_copy(update={"lance_dir": self.lance_dir})
+            self.db = self._connect()
+        table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim), exist_ok=False)
         table.create_index("search_text", config=FTS())
-        write_meta(self.data_dir, self.meta)
+        if not self.building:
+            write_meta(self.data_dir, self.meta)
         return table
+
+    def publish(self) -> None:
+        """Switch to the index built beside the old one: readers follow at their next search; the
+        old directory is removed once no search can still be using it."""
+        if not self.building:
+            return
+        old = self.previous.lance_dir if self.previous else None
+        write_meta(self.data_dir, self.meta)
+        self.building = False
+        self.previous = None
+        log.warning("switched to the rebuilt index (%s)", self.lance_dir)
+        if old and old != self.lance_dir:
+            timer = threading.Timer(self.keep_versions_for.total_seconds(), self._remove_dir, args=(old,))
+            timer.daemon = True
+            timer.start()
+
+    def _remove_dir(self, name: str) -> None:
+        shutil.rmtree(self.data_dir / name, ignore_errors=True)
+
+    def _remove_leftovers(self, recorded: IndexMeta | None) -> None:
+        """Directories of rebuilds that never switched (a crash mid-build) are removed at start."""
+        keep = {self.lance_dir, recorded.lance_dir if recorded else LANCE_DIR}
+        for entry in self.data_dir.iterdir():
+            if entry.is_dir() and entry.name.startswith(f"{LANCE_DIR}-") and entry.name not in keep:
+                self._remove_dir(entry.name)
 
     # --- reads -------------------------------------------------------------------------------
 

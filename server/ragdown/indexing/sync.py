@@ -138,6 +138,8 @@ class Syncer:
     ) -> None:
         self.root = root
         self.folders_only = folders_only
+        # Called after every completed sync (the engine switches to a rebuilt index there).
+        self.after_sync: Callable[[SyncReport], None] | None = None
         self.store = store
         self.embedder = embedder
         self.last_sync: SyncReport | None = None
@@ -210,6 +212,8 @@ class Syncer:
         run.report.ms = round((time.perf_counter() - run.started) * 1000)
         run.report.at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self.last_sync = run.report
+        if self.after_sync is not None:
+            self.after_sync(run.report)
         return run.report
 
     def _examine(self, path: str, stat: FileStat, known: FileState | None, run: _Run) -> PendingFile | None:
