@@ -132,3 +132,26 @@ def test_an_embedder_change_keeps_answering_from_the_old_index_until_the_new_one
     finally:
         held.release.set()
         engine.close()
+
+
+def test_a_full_rebuild_is_built_beside_the_index_that_keeps_answering(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    from ragdown.indexing.meta import read_meta
+
+    write("ops/redis.md", "# Redis\nRedis evicts keys by maxmemory-policy.")
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        engine.sync()
+        before = read_meta(data_dir)
+        assert before is not None
+        report = engine.sync(full=True)
+        assert report.added == 1  # everything embedded again, into a fresh index
+        after = read_meta(data_dir)
+        assert after is not None
+        assert after.lance_dir != before.lance_dir
+        assert after.embedder == before.embedder
+        assert [h.path for h in engine.search("redis eviction", 3)] == ["ops/redis.md"]
+        assert not engine.store.building
+    finally:
+        engine.close()

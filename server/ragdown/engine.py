@@ -167,7 +167,18 @@ class Engine:
         return self.store.count_rows() == 0
 
     def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+        """Bring the index up to date; `full` re-embeds everything into a new index built beside the
+        current one, which keeps answering searches until the new one is complete."""
+        if full and self.writable and not self.store.building and not self.is_empty():
+            self._rebuild_beside()
+            full = False
         return self.syncer.sync(full, progress)
+
+    def _rebuild_beside(self) -> None:
+        new = ChunkStore(self.data_dir, meta_for(self.embedder, self.source), fresh=True)
+        self._serving = (self.store, self.embedder)
+        self.store = new
+        self.syncer.store = new
 
     def search(
         self,

@@ -102,7 +102,10 @@ class ChunkStore:
     opens whatever meta.json names and refuses an index it cannot search.
     """
 
-    def __init__(self, data_dir: Path, meta: IndexMeta, *, writable: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path, meta: IndexMeta, *, writable: bool = True, fresh: bool = False
+    ) -> None:
+        """`fresh`: build a new index beside the current one even though it matches (a full rebuild)."""
         self.data_dir = data_dir
         self.meta = meta
         self.writable = writable
@@ -122,16 +125,18 @@ class ChunkStore:
         self.lance_dir = recorded.lance_dir if recorded else LANCE_DIR
         self.meta = meta.model_copy(update={"lance_dir": self.lance_dir})
         self.db = self._connect()
-        self.table = self._open_table(recorded)
+        self.table = self._open_table(recorded, fresh=fresh and writable)
         if writable:
             self._remove_leftovers(recorded)
 
     def _connect(self) -> Any:
         return lancedb.connect(self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0))
 
-    def _open_table(self, recorded: IndexMeta | None) -> Any:
+    def _open_table(self, recorded: IndexMeta | None, *, fresh: bool = False) -> Any:
         exists = TABLE in self.db.list_tables().tables
         reason = rebuild_reason(recorded, self.meta) if exists else None
+        if exists and fresh and reason is None:
+            reason = "a full rebuild was asked for"
         if not self.writable:
             if not exists:
                 raise IndexNotReadyError("the index does not exist yet; start the primary server first")
