@@ -216,3 +216,49 @@ async def test_a_reader_follows_the_primary_to_another_embedder(tmp_path: Path) 
         for proc in (reader, replacement, primary):
             if proc is not None:
                 proc.stop()
+
+
+async def test_two_readers_see_each_others_writes_through_the_primary(pair: tuple[Proc, Proc, Path]) -> None:
+    _primary, reader_a, docs = pair
+    reader_b = Proc(docs, docs.parent / "data")
+    try:
+        wait_for(lambda: reader_b.status()["role"] == "reader", what="the second reader")
+        answer = await reader_a.call(
+            "ragdown_write", {"path": "otters.md", "text": "# Otters\n\nOtters hold hands."}
+        )
+        assert answer.startswith("created otters.md")
+        written = time.monotonic()
+        while True:
+            found = await reader_b.call("ragdown_recall", {"query": "otters hold hands", "top_k": 1})
+            if found.startswith("[1] otters.md:"):
+                break
+            assert time.monotonic() - written < 2.0, "reader B did not see the write within 2 s"
+    finally:
+        reader_b.stop()
+
+
+async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    data = tmp_path / "data"
+    primary = Proc(docs, data, RAGDOWN_ROLE="primary")
+    reader: Proc | None = None
+    try:
+        wait_for(
+            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
+        )
+        assert not (data / "primary.sock").exists()  # in a cluster the primary is reached by URL
+        reader = Proc(docs, data, RAGDOWN_ROLE="reader", RAGDOWN_PRIMARY_URL=primary.url)
+        wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+        answer = await reader.call(
+            "ragdown_remember", {"title": "Cluster note", "content": "Written via HTTP."}
+        )
+        assert answer.startswith("saved notes/")
+        found = await reader.call("ragdown_recall", {"query": "written via http cluster note", "top_k": 1})
+        assert found.startswith("[1] notes/")
+    finally:
+        for proc in (reader, primary):
+            if proc is not None:
+                proc.stop()
