@@ -269,6 +269,8 @@ def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     if args.file:
         path = Path(args.file)
+    elif settings.query_log_file is not None:
+        path = settings.query_log_file
     elif settings.data_dir is not None:
         path = settings.data_dir / LOG_NAME
     else:

@@ -128,7 +128,8 @@ class Engine:
         )
         self.memory: SessionMemory = memory or LruSessionMemory()
         self.server_config = server_config
-        self.query_log = QueryLog(self.data_dir / LOG_NAME) if self.settings.query_log else None
+        log_file = self.settings.query_log_file or self.data_dir / LOG_NAME
+        self.query_log = QueryLog(log_file) if self.settings.query_log else None
         self._first_sync: Future[SyncReport] | None = None
         self._follow_lock = threading.Lock()
         self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)

@@ -236,3 +236,15 @@ def test_within_limits_a_search_to_listed_folders(engine: Engine) -> None:
         "agent"
     }
     assert engine.recall("redis", 10, SearchFilters(within=())) == []
+
+
+def test_the_query_log_file_can_be_put_elsewhere(
+    make_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path
+) -> None:
+    for path, text in DOCS.items():
+        write(path, text)
+    target = tmp_path / "pod-logs" / "query-log.jsonl"
+    engine = make_engine(settings=ServerSettings(query_log=True, query_log_file=target))
+    engine.sync()
+    engine.recall("redis streams", 2)
+    assert json.loads(target.read_text(encoding="utf-8").splitlines()[0])["kind"] == "recall"

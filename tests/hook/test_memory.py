@@ -42,3 +42,15 @@ def test_seen_returns_a_snapshot() -> None:
     snapshot = memory.seen("k")
     memory.add("k", ["a"])
     assert snapshot == frozenset()
+
+
+def test_a_session_idle_past_its_time_to_live_is_forgotten() -> None:
+    now = [1000.0]
+    memory = LruSessionMemory(ttl_s=60, clock=lambda: now[0])
+    memory.add("old", ["a"])
+    now[0] += 30
+    memory.add("recent", ["b"])
+    now[0] += 40  # "old" idle 70 s, "recent" 40 s
+    assert memory.seen("recent") == {"b"}
+    assert "old" not in memory
+    assert memory.seen("old") == frozenset()  # a fresh, empty memory

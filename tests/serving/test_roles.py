@@ -233,6 +233,16 @@ async def test_two_readers_see_each_others_writes_through_the_primary(pair: tupl
             if found.startswith("[1] otters.md:"):
                 break
             assert time.monotonic() - written < 2.0, "reader B did not see the write within 2 s"
+        # One session alternating between the two readers never gets a section twice.
+        prompt = "how does redis handle memory and eviction"
+        given = []
+        for reader in (reader_a, reader_b, reader_a):
+            block = await reader.call("ragdown_context", {"prompt": prompt, "session_id": "alt", "top_k": 1})
+            given.append(block.splitlines()[4] if block else "")
+        assert given[0]
+        assert given[1]
+        assert given[0] != given[1]
+        assert given[2] not in given[:2]
     finally:
         reader_b.stop()
 
