@@ -268,6 +268,14 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
         assert answer.startswith("saved notes/")
         found = await reader.call("ragdown_recall", {"query": "written via http cluster note", "top_k": 1})
         assert found.startswith("[1] notes/")
+        primary.stop()
+        refused = await reader.call("ragdown_write", {"path": "late.md", "text": "# Late"})
+        assert "cannot be reached, so nothing was written; retry in a moment" in refused
+        assert not (docs / "ops/late.md").exists()
+        found = await reader.call("ragdown_recall", {"query": "alpha", "top_k": 1})
+        assert found.startswith("[1] a.md:")  # searches still answer without the primary
+        ready = httpx.get(f"{reader.url}/readyz", timeout=5).json()
+        assert ready == {"ready": True, "role": "reader", "primary_reachable": False}
     finally:
         for proc in (reader, primary):
             if proc is not None:
