@@ -6,6 +6,7 @@ scope; everything a request may need later (hook memory, the index) lives in the
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -91,6 +92,8 @@ class McpRoutes:
         self._servers: dict[tuple[str, str, bool], MCPServer] = {}
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._root: MCPServer | None = None
+        self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
+        self._tasks: list[asyncio.Task[None]] = []
         self.forward: Forward | None = None
         self.metrics: Metrics | None = None
         self._security = transport_security(self.settings)
@@ -184,15 +187,32 @@ class McpRoutes:
                 await send_json(send, 404, NOT_FOUND_FOLDER)
                 return
             server = self.server(endpoint)
-        manager = StreamableHTTPSessionManager(
-            server._lowlevel_server,
-            json_response=True,
-            stateless=True,
-            security_settings=self._security,
-            max_request_body_size=MAX_MCP_BODY,
-        )
-        async with manager.run():
-            await manager.handle_request(scope, receive, send)
+        manager = await self.manager(server)
+        await manager.handle_request(scope, receive, send)
+
+    async def manager(self, server: MCPServer) -> StreamableHTTPSessionManager:
+        """One stateless transport manager per server, running for the life of the event loop: each
+        request still gets a fresh transport, without setting a task group up and down per call."""
+        manager = self._managers.get(server)
+        if manager is None:
+            manager = StreamableHTTPSessionManager(
+                server._lowlevel_server,
+                json_response=True,
+                stateless=True,
+                security_settings=self._security,
+                max_request_body_size=MAX_MCP_BODY,
+            )
+            started = asyncio.Event()
+
+            async def run() -> None:
+                async with manager.run():
+                    started.set()
+                    await asyncio.Event().wait()  # until the loop shuts down
+
+            self._tasks.append(asyncio.get_running_loop().create_task(run()))
+            await started.wait()
+            self._managers[server] = manager
+        return manager
 
 
 class RagdownApp:
