@@ -1,0 +1,394 @@
+"""The RagdownFolder CRD, checked offline (ARCHITECTURE §6, §8).
+
+No API server is reachable here, so the CRD is checked the ways that can be real: as a
+Kubernetes manifest (`kubernetes-validate --strict`), against the structural-schema rules the
+API server enforces, and by validating sample resources the way the API server would: defaults
+applied, unknown fields refused (kubectl's default strict field validation), the OpenAPI schema
+as JSON Schema, and the CEL rules (`x-kubernetes-validations`) evaluated with cel-python.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import celpy
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD_PATH = ROOT / "crds" / "ragdownfolder.yaml"
+CHART_CRD_PATH = ROOT / "charts" / "ragdown" / "crds" / "ragdownfolder.yaml"
+
+TOOLS = [
+    "ragdown_context",
+    "ragdown_recall",
+    "ragdown_read_doc",
+    "ragdown_backlinks",
+    "ragdown_list",
+    "ragdown_stats",
+    "ragdown_remember",
+    "ragdown_write",
+    "ragdown_edit",
+    "ragdown_move",
+    "ragdown_delete",
+    "ragdown_reindex",
+]
+IMMUTABLE_MESSAGE = "folder cannot be changed: create a new RagdownFolder instead"
+
+
+def load_crd() -> dict[str, Any]:
+    data = yaml.safe_load(CRD_PATH.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+CRD = load_crd()
+VERSION = CRD["spec"]["versions"][0]
+SCHEMA: dict[str, Any] = VERSION["schema"]["openAPIV3Schema"]
+SPEC = SCHEMA["properties"]["spec"]
+
+
+# --- the API server's handling of a resource, emulated -------------------------------------------
+
+
+def as_json_schema(node: Any) -> Any:
+    """The OpenAPI schema as Draft 7 JSON Schema, closed like strict field validation.
+
+    The `x-kubernetes-*` keys are dropped; an object schema with `properties` refuses other
+    keys, as the API server does under `fieldValidation=Strict` (kubectl's default), unless it
+    preserves unknown fields.
+    """
+    if isinstance(node, list):
+        return [as_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: as_json_schema(v) for k, v in node.items() if not k.startswith("x-kubernetes-")}
+    if "properties" in node and not node.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
+    return out
+
+
+VALIDATOR = jsonschema.Draft7Validator(
+    as_json_schema(SCHEMA), format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
+)
+
+
+def apply_defaults(schema: dict[str, Any], value: Any) -> Any:
+    """Structural defaulting: a missing property with a default gets it, then recurse."""
+    if isinstance(value, dict):
+        for name, prop in schema.get("properties", {}).items():
+            if name not in value and "default" in prop:
+                value[name] = copy.deepcopy(prop["default"])
+        for name, item in value.items():
+            if name in schema.get("properties", {}):
+                apply_defaults(schema["properties"][name], item)
+    elif isinstance(value, list) and "items" in schema:
+        for item in value:
+            apply_defaults(schema["items"], item)
+    return value
+
+
+CEL = celpy.Environment()
+
+
+def cel_failures(schema: dict[str, Any], new: Any, old: Any = None, *, has_old: bool = False) -> list[str]:
+    """The messages of the CEL rules that fail, evaluated where the API server evaluates them.
+
+    A rule runs where its value is present; a transition rule (one naming oldSelf) only on an
+    update where the old value is present too.
+    """
+    failures = []
+    for rule in schema.get("x-kubernetes-validations", []):
+        transition = "oldSelf" in rule["rule"]
+        if transition and not has_old:
+            continue
+        activation = {"self": celpy.json_to_cel(new)}
+        if transition:
+            activation["oldSelf"] = celpy.json_to_cel(old)
+        result = CEL.program(CEL.compile(rule["rule"])).evaluate(activation)
+        if result is not True and result != celpy.celtypes.BoolType(True):
+            failures.append(rule.get("message", rule["rule"]))
+    if isinstance(new, dict):
+        for name, prop in schema.get("properties", {}).items():
+            if name in new:
+                old_here = old.get(name) if has_old and isinstance(old, dict) else None
+                in_old = has_old and isinstance(old, dict) and name in old
+                failures += cel_failures(prop, new[name], old_here, has_old=in_old)
+    return failures
+
+
+def admit(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    """What the API server would say to a create (old None) or an update: [] when admitted."""
+    obj = apply_defaults(SCHEMA, copy.deepcopy(obj))
+    errors = [error.message for error in VALIDATOR.iter_errors(obj)]
+    if errors:
+        return errors
+    if old is not None:
+        old = apply_defaults(SCHEMA, copy.deepcopy(old))
+    return cel_failures(SCHEMA, obj, old, has_old=old is not None)
+
+
+def folder(spec: dict[str, Any] | None = None, name: str = "work") -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "ragdown.dev/v1alpha1",
+        "kind": "RagdownFolder",
+        "metadata": {"name": name, "namespace": "default"},
+    }
+    if spec is not None:
+        obj["spec"] = spec
+    return obj
+
+
+FULL = folder(
+    {
+        "folder": "Work notes_2.0",
+        "title": "Work notes",
+        "mcp": True,
+        "readOnly": False,
+        "disabledTools": ["ragdown_delete", "ragdown_move"],
+        "hook": {"topK": 6, "minScore": 0.75, "minRatio": 0.95, "maxChars": 6000},
+        "deletionPolicy": "Delete",
+    }
+)
+FULL["status"] = {
+    "conditions": [
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Reconciled",
+            "message": "settings written, ingress in place",
+            "lastTransitionTime": "2026-01-02T03:04:05Z",
+            "observedGeneration": 3,
+        },
+        {"type": "Synced", "status": "True", "reason": "Written"},
+        {"type": "Routed", "status": "Unknown"},
+    ],
+    "files": 42,
+    "chunks": 910,
+    "endpoint": "https://ragdown.example/mcp/work",
+    "observedGeneration": 3,
+}
+
+
+# --- the file -----------------------------------------------------------------------------------
+
+
+def test_chart_copy_is_identical() -> None:
+    assert CHART_CRD_PATH.read_bytes() == CRD_PATH.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "version", ["1.29.0", kubernetes_validate.utils.latest_version()], ids=["1.29", "latest"]
+)
+def test_valid_kubernetes_manifest(version: str) -> None:
+    kubernetes_validate.validate(load_crd(), version, strict=True)
+
+
+def test_manifest_check_catches_a_misspelt_field() -> None:
+    crd = load_crd()
+    crd["spec"]["versions"][0]["subresource"] = {"status": {}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(crd, kubernetes_validate.utils.latest_version(), strict=True)
+
+
+def test_names_scope_and_version() -> None:
+    spec = CRD["spec"]
+    assert CRD["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert CRD["kind"] == "CustomResourceDefinition"
+    assert CRD["metadata"]["name"] == "ragdownfolders.ragdown.dev"
+    assert spec["group"] == "ragdown.dev"
+    assert spec["scope"] == "Namespaced"
+    names = spec["names"]
+    assert (names["kind"], names["plural"], names["singular"]) == (
+        "RagdownFolder",
+        "ragdownfolders",
+        "ragdownfolder",
+    )
+    assert names["shortNames"] == ["rdf"]
+    assert [(v["name"], v["served"], v["storage"]) for v in spec["versions"]] == [("v1alpha1", True, True)]
+    assert VERSION["subresources"] == {"status": {}}
+
+
+def test_printer_columns() -> None:
+    columns = {c["name"]: c for c in VERSION["additionalPrinterColumns"]}
+    assert list(columns) == ["Title", "MCP", "Files", "Chunks", "Endpoint", "Ready", "Age"]
+    assert columns["Title"]["jsonPath"] == ".spec.title"
+    assert (columns["MCP"]["jsonPath"], columns["MCP"]["type"]) == (".spec.mcp", "boolean")
+    assert (columns["Files"]["jsonPath"], columns["Files"]["type"]) == (".status.files", "integer")
+    assert (columns["Chunks"]["jsonPath"], columns["Chunks"]["type"]) == (".status.chunks", "integer")
+    assert columns["Endpoint"]["jsonPath"] == ".status.endpoint"
+    assert columns["Ready"]["jsonPath"] == '.status.conditions[?(@.type=="Ready")].status'
+    assert (columns["Age"]["jsonPath"], columns["Age"]["type"]) == (".metadata.creationTimestamp", "date")
+
+
+def walk(node: dict[str, Any], path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    found = [(path or "<root>", node)]
+    for name, prop in node.get("properties", {}).items():
+        found += walk(prop, f"{path}.{name}")
+    if "items" in node:
+        found += walk(node["items"], f"{path}[]")
+    return found
+
+
+def test_schema_is_structural_and_described() -> None:
+    for path, node in walk(SCHEMA):
+        # Every node has a type; the API server refuses additionalProperties beside properties.
+        assert "type" in node, path
+        assert not ("properties" in node and "additionalProperties" in node), path
+        if path not in {".apiVersion", ".kind", ".metadata"}:
+            assert node.get("description"), f"{path} has no description for kubectl explain"
+        if "default" in node:
+            assert not list(jsonschema.Draft7Validator(as_json_schema(node)).iter_errors(node["default"]))
+        if node.get("x-kubernetes-list-type") == "map":
+            assert set(node["x-kubernetes-list-map-keys"]) <= set(node["items"]["required"]), path
+
+
+def test_defaults() -> None:
+    assert SPEC["properties"]["mcp"]["default"] is False
+    assert SPEC["properties"]["readOnly"]["default"] is False
+    assert SPEC["properties"]["deletionPolicy"]["default"] == "Retain"
+    assert "default" not in SPEC["properties"]["folder"]  # the operator uses metadata.name
+    defaulted = apply_defaults(SCHEMA, folder())
+    assert defaulted["spec"] == {"mcp": False, "readOnly": False, "deletionPolicy": "Retain"}
+
+
+def test_field_schemas() -> None:
+    props = SPEC["properties"]
+    assert props["folder"]["pattern"] == "^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$"
+    assert props["title"]["maxLength"] == 200
+    assert props["disabledTools"]["items"]["enum"] == TOOLS
+    assert props["disabledTools"]["x-kubernetes-list-type"] == "set"
+    assert props["deletionPolicy"]["enum"] == ["Retain", "Delete"]
+    hook = props["hook"]["properties"]
+    assert (hook["topK"]["minimum"], hook["topK"]["maximum"]) == (0, 50)
+    assert (hook["minScore"]["minimum"], hook["minScore"]["maximum"]) == (0, 1)
+    assert (hook["minRatio"]["minimum"], hook["minRatio"]["maximum"]) == (0, 1)
+    assert (hook["maxChars"]["minimum"], hook["maxChars"]["maximum"]) == (0, 100000)
+    status = SCHEMA["properties"]["status"]["properties"]
+    assert status["conditions"]["x-kubernetes-list-type"] == "map"
+    assert status["conditions"]["x-kubernetes-list-map-keys"] == ["type"]
+    assert status["conditions"]["items"]["properties"]["status"]["enum"] == ["True", "False", "Unknown"]
+
+
+def test_folder_is_immutable_by_rule() -> None:
+    rules = SPEC["properties"]["folder"]["x-kubernetes-validations"]
+    immutable = [r for r in rules if r["rule"] == "self == oldSelf"]
+    assert immutable
+    assert immutable[0]["message"] == IMMUTABLE_MESSAGE
+    assert "create a new RagdownFolder" in immutable[0]["message"]
+    # A rule on an optional field runs only when it is set in both: adding or removing it is
+    # caught one level up, on spec.
+    spec_rules = [r["rule"] for r in SPEC["x-kubernetes-validations"]]
+    assert "has(self.folder) == has(oldSelf.folder)" in spec_rules
+
+
+# --- sample resources ---------------------------------------------------------------------------
+
+
+def test_full_resource_is_admitted() -> None:
+    assert admit(FULL) == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        {"folder": "work"},
+        {"folder": "_inbox"},
+        {"folder": "My notes.v2-final"},
+        {"folder": "a" * 64},
+        {"title": "t" * 200},
+        {"disabledTools": TOOLS},
+        {"hook": {}},
+        {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
+        {"hook": {"topK": 50, "minScore": 1}},
+        {"deletionPolicy": "Retain"},
+    ],
+)
+def test_valid_specs(spec: dict[str, Any]) -> None:
+    assert admit(folder(spec)) == []
+
+
+def test_no_spec_is_admitted_with_defaults() -> None:
+    assert admit(folder()) == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param({"folder": ".hidden"}, id="dot"),
+        pytest.param({"folder": "-dash"}, id="dash"),
+        pytest.param({"folder": " space"}, id="leading-space"),
+        pytest.param({"folder": "a/b"}, id="slash"),
+        pytest.param({"folder": "a" * 65}, id="too-long"),
+        pytest.param({"folder": ""}, id="empty"),
+        pytest.param({"folder": "trailing "}, id="trailing-space"),
+        pytest.param({"folder": "node_modules"}, id="node_modules"),
+        pytest.param({"title": "t" * 201}, id="long-title"),
+        pytest.param({"mcp": "yes"}, id="mcp-string"),
+        pytest.param({"hook": {"minScore": 1.5}}, id="minScore"),
+        pytest.param({"hook": {"minRatio": -0.1}}, id="minRatio"),
+        pytest.param({"hook": {"topK": -1}}, id="topK-negative"),
+        pytest.param({"hook": {"topK": 51}}, id="topK-big"),
+        pytest.param({"hook": {"topK": 2.5}}, id="topK-float"),
+        pytest.param({"hook": {"maxChars": 100001}}, id="maxChars"),
+        pytest.param({"hook": {"top_k": 6}}, id="unknown-hook-key"),
+        pytest.param({"deletionPolicy": "Orphan"}, id="deletionPolicy"),
+        pytest.param({"disabledTools": ["ragdown_search"]}, id="unknown-tool"),
+        pytest.param({"disabledTools": "ragdown_delete"}, id="tools-not-a-list"),
+        pytest.param({"folders": "work"}, id="unknown-spec-key"),
+    ],
+)
+def test_invalid_specs_are_refused(spec: dict[str, Any]) -> None:
+    assert admit(folder(spec)) != []
+
+
+def test_invalid_status_is_refused() -> None:
+    for status in (
+        {"files": -1},
+        {"conditions": [{"type": "Ready", "status": "Maybe"}]},
+        {"conditions": [{"status": "True"}]},
+    ):
+        obj = copy.deepcopy(FULL)
+        obj["status"] = status
+        assert admit(obj) != [], status
+
+
+def test_long_name_needs_a_folder() -> None:
+    name = "n" * 70
+    assert admit(folder({}, name=name)) == [
+        "metadata.name is longer than a folder name may be (64 characters): set spec.folder"
+    ]
+    assert admit(folder({"folder": "short"}, name=name)) == []
+
+
+# --- updates (transition rules) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old_spec", "new_spec"),
+    [
+        pytest.param({"folder": "work"}, {"folder": "other"}, id="changed"),
+        pytest.param({"folder": "work"}, {}, id="removed"),
+        pytest.param({}, {"folder": "other"}, id="added"),
+        pytest.param(None, {"folder": "other"}, id="added-to-defaulted-spec"),
+    ],
+)
+def test_folder_cannot_change(old_spec: dict[str, Any] | None, new_spec: dict[str, Any]) -> None:
+    assert admit(folder(new_spec), old=folder(old_spec)) == [IMMUTABLE_MESSAGE]
+
+
+@pytest.mark.parametrize(
+    ("old_spec", "new_spec"),
+    [
+        pytest.param({"folder": "work"}, {"folder": "work", "mcp": True, "title": "Work"}, id="set"),
+        pytest.param({}, {"mcp": True, "deletionPolicy": "Delete"}, id="unset"),
+        pytest.param(None, {"hook": {"topK": 3}}, id="defaulted"),
+    ],
+)
+def test_other_fields_can_change(old_spec: dict[str, Any] | None, new_spec: dict[str, Any]) -> None:
+    assert admit(folder(new_spec), old=folder(old_spec)) == []
