@@ -27,7 +27,17 @@ from ragdown.search.filters import SearchFilters
 from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission
 from ragdown.serving.formats import NO_MATCHES, compact, hit_json
-from ragdown.serving.tools import READ, WRITE, Endpoint, WrittenBy, folder_tools, guarded
+from ragdown.serving.tools import (
+    READ,
+    WRITE,
+    Endpoint,
+    WrittenBy,
+    folder_tools,
+    guarded,
+    hook_overrides,
+    stats_json,
+    tools_by_name,
+)
 
 NEEDS_FOLDER = frozenset(
     {
@@ -166,10 +176,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         lines: list[str] = []
         total = 0
         for folder in root.folders():
-            listing = dict(folder_tools(root.folder(folder.name)))
-            text = _call(
-                listing,
-                "ragdown_list",
+            text = tools_by_name(root.folder(folder.name))["ragdown_list"](
                 path_prefix=path_prefix,
                 tag=tag,
                 written_by=written_by,
@@ -198,16 +205,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         min_ratio: float | None = None,
         max_chars: int | None = None,
     ) -> str:
-        overrides = {
-            k: v
-            for k, v in (
-                ("top_k", top_k),
-                ("min_score", min_score),
-                ("min_ratio", min_ratio),
-                ("max_chars", max_chars),
-            )
-            if v is not None
-        }
+        overrides = hook_overrides(top_k, min_score, min_ratio, max_chars)
         result = engine.context(
             prompt,
             session_id=session_id or None,
@@ -221,27 +219,21 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
     def stats_all(include_files: bool = False) -> str:
         inside = root.within()
         entries = [e for e in documents(engine.store).values() if e.path.startswith(inside)] if inside else []
-        stats: dict[str, Any] = {
-            "docs_dir": str(engine.docs_dir),
-            "data_dir": str(engine.data_dir),
-            "role": "primary",
-            "embedder": engine.embedder.name,
-            "read_only": root.read_only,
-            "files": len(entries),
-            "chunks": sum(e.chunks for e in entries),
-            "syncing": engine.syncer.syncing,
-            "last_sync": engine.syncer.last_sync.model_dump() if engine.syncer.last_sync else None,
-            "scope": None,
-        }
-        if include_files:
-            stats["file_list"] = [{"path": e.path, "chunks": e.chunks} for e in entries]
-        return compact(stats)
+        return stats_json(
+            engine,
+            entries,
+            docs_dir=str(engine.docs_dir),
+            scope=None,
+            reader=False,
+            read_only=root.read_only,
+            file_path=(lambda path: path) if include_files else None,
+        )
 
     def make(tool: Callable[..., str]) -> Callable[..., str]:
         def run(**kwargs: Any) -> str:
             folder = kwargs.pop("folder", None)
             if folder:
-                return _call(dict(folder_tools(root.folder(folder))), tool.__name__, **kwargs)
+                return tools_by_name(root.folder(folder))[tool.__name__](**kwargs)
             return everywhere(tool.__name__, kwargs)
 
         return _with_folder(tool, run)
@@ -299,11 +291,3 @@ def tool_without_folder(tool: Callable[..., str], run: Callable[..., str]) -> Ca
     run.__signature__ = signature  # type: ignore[attr-defined]
     run.__annotations__ = {name: p.annotation for name, p in signature.parameters.items()}
     return run
-
-
-def _call(tools: dict[Callable[..., str], Any] | dict[Any, Any], tool_name: str, /, **kwargs: Any) -> str:
-    """Run the tool called `tool_name` (positional only: a tool may take an argument named `name`)."""
-    for tool in tools:
-        if tool.__name__ == tool_name:
-            return str(tool(**kwargs))
-    raise Refusal(400, f"unknown tool: {tool_name}")

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from ragdown.catalog import documents, list_line, read_document
+from ragdown.catalog import DocEntry, documents, list_line, read_document
 from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
 from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
@@ -182,13 +182,64 @@ def forwarded(
 def build_server(endpoint: Endpoint) -> MCPServer:
     """A fresh MCP server for `endpoint`; every state it needs lives in the engine."""
     server = MCPServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
-    for tool, hints in folder_tools(endpoint):
+    for tool, hints in endpoint_tools(endpoint):
         if endpoint.enabled(tool.__name__):
-            if endpoint.forward is not None and tool.__name__ in WRITE_TOOLS:
-                tool = forwarded(tool, endpoint.forward, endpoint.scope.dir)
             run = guarded(tool, endpoint.admission, endpoint.metrics)
             server.add_tool(run, annotations=hints, structured_output=False)
     return server
+
+
+def endpoint_tools(endpoint: Endpoint) -> ToolSet:
+    """The folder tools as this process runs them: on a reader the write tools go to the primary."""
+    if endpoint.forward is None:
+        return folder_tools(endpoint)
+    forward = endpoint.forward
+    return [
+        (forwarded(tool, forward, endpoint.scope.dir) if tool.__name__ in WRITE_TOOLS else tool, hints)
+        for tool, hints in folder_tools(endpoint)
+    ]
+
+
+def tools_by_name(endpoint: Endpoint) -> dict[str, Callable[..., str]]:
+    return {tool.__name__: tool for tool, _ in endpoint_tools(endpoint)}
+
+
+def hook_overrides(
+    top_k: int | None, min_score: float | None, min_ratio: float | None, max_chars: int | None
+) -> dict[str, float]:
+    """The hook settings a call names; the rest come from the layers below (hook/settings.py)."""
+    given = {"top_k": top_k, "min_score": min_score, "min_ratio": min_ratio, "max_chars": max_chars}
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def stats_json(
+    engine: Engine,
+    entries: list[DocEntry],
+    *,
+    docs_dir: str,
+    scope: str | None,
+    reader: bool,
+    read_only: bool,
+    file_path: Callable[[str], str] | None = None,
+) -> str:
+    """`ragdown_stats`: counts of `entries` (the documents in view) and the index's state; with
+    `file_path`, each document too, its path shown as `file_path` gives it."""
+    last = engine.syncer.last_sync
+    stats: dict[str, Any] = {
+        "docs_dir": docs_dir,
+        "data_dir": str(engine.data_dir),
+        "role": "reader" if reader else "primary",
+        "embedder": engine.embedder.name,
+        "read_only": read_only,
+        "files": len(entries),
+        "chunks": sum(e.chunks for e in entries),
+        "syncing": None if reader else engine.syncer.syncing,
+        "last_sync": last.model_dump() if last else None,
+        "scope": scope,
+    }
+    if file_path is not None:
+        stats["file_list"] = [{"path": file_path(e.path), "chunks": e.chunks} for e in entries]
+    return compact(stats)
 
 
 def folder_tools(endpoint: Endpoint) -> ToolSet:
@@ -228,16 +279,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """For prompt hooks: the sections related to a prompt as a <ragdown-context> block, or empty
         text. Never repeats a section for the same session_id until reset: true."""
-        overrides = {
-            key: value
-            for key, value in (
-                ("top_k", top_k),
-                ("min_score", min_score),
-                ("min_ratio", min_ratio),
-                ("max_chars", max_chars),
-            )
-            if value is not None
-        }
+        overrides = hook_overrides(top_k, min_score, min_ratio, max_chars)
         started = time.perf_counter()
         result = engine.context(
             prompt,
@@ -304,22 +346,15 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     def ragdown_stats(include_files: bool = False) -> str:
         """Index statistics for this folder: files, chunks, embedder, last sync."""
         entries = [e for e in documents(engine.store).values() if scope.contains(e.path)]
-        last = engine.syncer.last_sync
-        stats: dict[str, Any] = {
-            "docs_dir": str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir),
-            "data_dir": str(engine.data_dir),
-            "role": "reader" if endpoint.forward is not None else "primary",
-            "embedder": engine.embedder.name,
-            "read_only": endpoint.read_only,
-            "files": len(entries),
-            "chunks": sum(e.chunks for e in entries),
-            "syncing": engine.syncer.syncing if endpoint.forward is None else None,
-            "last_sync": last.model_dump() if last else None,
-            "scope": scope.dir or None,
-        }
-        if include_files:
-            stats["file_list"] = [{"path": scope.relative(e.path), "chunks": e.chunks} for e in entries]
-        return compact(stats)
+        return stats_json(
+            engine,
+            entries,
+            docs_dir=str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir),
+            scope=scope.dir or None,
+            reader=endpoint.forward is not None,
+            read_only=endpoint.read_only,
+            file_path=scope.relative if include_files else None,
+        )
 
     def ragdown_reindex(full: bool = False) -> str:
         """Sync the index with the files now (full: re-embed everything)."""
