@@ -67,10 +67,10 @@ class Proc:
     def status(self) -> dict[str, Any]:
         return dict(httpx.get(f"{self.url}/api/status", timeout=2).json())
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+    async def call(self, tool: str, arguments: dict[str, Any], path: str = "/mcp/ops") -> str:
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{self.url}/mcp/ops", http_client=http)) as client,
+            Client(streamable_http_client(f"{self.url}{path}", http_client=http)) as client,
         ):
             result = await client.call_tool(tool, arguments)
             return "".join(getattr(c, "text", "") for c in result.content)
@@ -280,3 +280,21 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
         for proc in (reader, primary):
             if proc is not None:
                 proc.stop()
+
+
+async def test_root_mcp_on_a_reader_sends_writes_to_the_primary(pair: tuple[Proc, Proc, Path]) -> None:
+    primary, _reader, docs = pair
+    root_reader = Proc(docs, docs.parent / "data", RAGDOWN_ROOT_MCP="true")
+    try:
+        wait_for(lambda: root_reader.status()["role"] == "reader", what="the root reader")
+        answer = await root_reader.call(
+            "ragdown_write",
+            {"path": "via-root.md", "text": "# Root\n\nVia the root.", "folder": "ops"},
+            "/mcp",
+        )
+        assert answer.startswith("created via-root.md (hash ")
+        assert (docs / "ops/via-root.md").exists()
+        found = await primary.call("ragdown_recall", {"query": "via the root", "top_k": 1})
+        assert found.startswith("[1] via-root.md:")  # indexed by the primary, which wrote it
+    finally:
+        root_reader.stop()

@@ -154,6 +154,7 @@ class McpRoutes:
                     read_only=self.settings.read_only,
                     disabled=self.settings.disabled_tool_names(),
                     admission=self.admission,
+                    forward=self.forward,
                 )
             )
         return self._root

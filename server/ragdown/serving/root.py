@@ -68,6 +68,8 @@ class RootEndpoint:
     read_only: bool = False
     disabled: frozenset[str] = field(default_factory=frozenset)
     admission: Admission = field(default_factory=Admission)
+    # On a reader: the primary runs the writes, as for a folder endpoint (tools.Endpoint.forward).
+    forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]] | None = None
 
     def folders(self) -> list[Folder]:
         return [f for f in list_folders(self.engine.docs_dir) if f.mcp]
@@ -84,6 +86,7 @@ class RootEndpoint:
             read_only=self.read_only,
             disabled=self.disabled,
             admission=self.admission,
+            forward=self.forward,
         )
 
     def within(self) -> tuple[str, ...]:
@@ -134,6 +137,11 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         if name == "ragdown_stats":
             return stats_all(**kwargs)
         if name == "ragdown_reindex":
+            if root.forward is not None:
+                text, is_error = root.forward(name, "", kwargs)
+                if is_error:
+                    raise Refusal(400, text)
+                return text
             return compact(engine.sync(full=bool(kwargs.get("full"))).model_dump())
         raise Refusal(400, f"{name} needs a folder: one of {names()}")
 
