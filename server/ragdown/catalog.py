@@ -15,7 +15,7 @@ from ragdown.documents.atomic import file_hash, short_hash
 from ragdown.documents.errors import Refusal
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.links import LinkIndex, resolve_wikilink
-from ragdown.documents.paths import is_markdown
+from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.format import changed_date
@@ -146,12 +146,12 @@ def read_document(
         and candidate is not None
         and candidate.is_file()
         and not candidate.is_symlink()
-        and not any(part.startswith(".") or part == "node_modules" for part in root_path.split("/"))
+        and not any(is_skipped_entry(part) for part in root_path.split("/"))
     ):
         # Links resolve within the folder; a target outside this scope counts as not found.
         prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""
-        inside = {p[len(prefix) :]: e.aliases for p, e in entries.items() if p.startswith(prefix)}
-        resolved = resolve_wikilink(LinkIndex(inside, inside), path)
+        index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
+        resolved = resolve_wikilink(index, path)
         found = prefix + resolved.path if resolved else None
         if resolved is None or found is None or not scope.contains(found) or not is_markdown(found):
             raise Refusal(

@@ -129,7 +129,7 @@ def backlinks_of(place: Place, path: str) -> dict[str, object]:
     if target not in entries:
         raise Refusal(404, f"not an indexed document: {path}")
     prefix = f"{place.folder}/" if place.folder else ""
-    inside = {p[len(prefix) :]: e.aliases for p, e in entries.items() if p.startswith(prefix)}
+    index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
     sources: dict[str, str] = {}
     for root_path in entries:
         if root_path != target and place.scope.contains(root_path):
@@ -139,7 +139,7 @@ def backlinks_of(place: Place, path: str) -> dict[str, object]:
                 )
             except OSError:
                 continue
-    found = backlinks(target[len(prefix) :], sources, LinkIndex(inside, inside))
+    found = backlinks(target[len(prefix) :], sources, index)
     return {
         "path": place.scope.relative(target),
         "backlinks": [

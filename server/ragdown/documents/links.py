@@ -14,8 +14,8 @@ from typing import Literal
 from urllib.parse import unquote_to_bytes
 
 from ragdown.documents.lines import FenceTracker, blank_inline_code, split_lines
+from ragdown.documents.paths import MARKDOWN_RE
 
-MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 BACKLINK_TEXT_MAX = 240
 
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
@@ -212,6 +212,13 @@ class LinkIndex:
             if path in known
             for alias in names
         )
+
+    @classmethod
+    def of_folder(cls, aliases: Mapping[str, Iterable[str]], prefix: str) -> LinkIndex:
+        """The documents under `prefix` (a folder's path ending in `/`, or "" for all of them) with
+        their aliases, by paths relative to it: links resolve within their folder."""
+        inside = {path[len(prefix) :]: names for path, names in aliases.items() if path.startswith(prefix)}
+        return cls(inside, inside)
 
     def lookup(self, target: str, from_path: str | None = None) -> str | None:
         """The path a normalised, non-empty wikilink target names: exact path, then name, then alias."""

@@ -20,14 +20,13 @@ from ragdown.documents.errors import Refusal
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
 from ragdown.documents.links import (
-    MARKDOWN_RE,
     Link,
     LinkIndex,
     find_links,
     resolve_link,
     resolve_wikilink,
 )
-from ragdown.documents.paths import resolve_path
+from ragdown.documents.paths import MARKDOWN_RE, resolve_path
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdown.documents.paths import is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
 
 
@@ -19,7 +20,7 @@ class Folder:
 
 
 def is_folder_name(name: str) -> bool:
-    return bool(name) and not name.startswith(".") and name != "node_modules"
+    return bool(name) and not is_skipped_entry(name)
 
 
 def read_folder(docs_dir: Path, name: str) -> Folder | None:

@@ -6,22 +6,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdown.documents.links import MARKDOWN_RE
+from ragdown.documents.paths import is_markdown, is_skipped_entry
 
 
 @dataclass(frozen=True)
 class FileStat:
     mtime_ms: float
     size: float
-
-
-def is_markdown(name: str) -> bool:
-    return MARKDOWN_RE.search(name) is not None
-
-
-def is_skipped_name(name: str) -> bool:
-    """Dot-files, dot-folders and node_modules are never walked or indexed."""
-    return name.startswith(".") or name == "node_modules"
 
 
 def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, FileStat]:
@@ -38,7 +29,7 @@ def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, 
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         for entry in entries:
-            if is_skipped_name(entry.name) or entry.is_symlink():
+            if is_skipped_entry(entry.name) or entry.is_symlink():
                 continue
             relative = prefix + entry.name
             if entry.is_dir(follow_symlinks=False):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from ragdown.indexing.listing import is_markdown
+from ragdown.documents.paths import is_markdown
 
 log = logging.getLogger(__name__)
 

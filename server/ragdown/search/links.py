@@ -36,8 +36,7 @@ class LinkResolver:
     def _index(self, prefix: str) -> LinkIndex:
         index = self._indexes.get(prefix)
         if index is None:
-            inside = {p[len(prefix) :]: a for p, a in self.aliases.items() if p.startswith(prefix)}
-            index = self._indexes[prefix] = LinkIndex(inside, inside)
+            index = self._indexes[prefix] = LinkIndex.of_folder(self.aliases, prefix)
         return index
 
     def linked_documents(self, hit: Hit) -> list[str]:

@@ -22,6 +22,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from ragdown import __version__
+from ragdown.documents.paths import is_skipped_entry
 from ragdown.engine import Engine
 from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope as DocScope
@@ -114,7 +115,7 @@ class McpRoutes:
         path = self.engine.docs_dir / segments[0]
         for segment in segments[1:]:
             path = path / segment
-            if segment in (".", "..") or segment.startswith(".") or segment == "node_modules":
+            if is_skipped_entry(segment):  # `.`, `..` and dot-folders start with a dot
                 return None
             if path.is_symlink() or not path.is_dir():
                 return None
