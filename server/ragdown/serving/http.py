@@ -146,6 +146,10 @@ class McpRoutes:
         self._servers.clear()
         self._root = None
 
+    def authorised(self, header: str | None) -> bool:
+        """Every MCP and internal route: the bearer token, unless on a trusted network."""
+        return self.settings.secure_local_net or token_matches(header, self.settings.token or "")
+
     def root_server(self) -> MCPServer:
         """The root server: built once, since it looks the folders up on every call."""
         if self._root is None:
@@ -171,9 +175,7 @@ class McpRoutes:
         if scope["type"] != "http":
             return
         headers = dict(scope.get("headers") or [])
-        if not self.settings.secure_local_net and not token_matches(
-            headers.get(b"authorization", b"").decode("latin-1"), self.settings.token or ""
-        ):
+        if not self.authorised(headers.get(b"authorization", b"").decode("latin-1")):
             await send_json(send, 401, {"error": "Unauthorized"})
             return
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
@@ -272,10 +274,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
             body["primary_reachable"] = bool(client.reachable())
         return body
 
-    def authorised(header: str | None) -> bool:
-        return settings.secure_local_net or token_matches(header, settings.token or "")
-
-    app.include_router(internal_router(routes, authorised))
+    app.include_router(internal_router(routes, routes.authorised))
 
     @app.middleware("http")
     async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:
