@@ -50,7 +50,13 @@ class DocEntry:
 
 
 def documents(store: ChunkStore) -> dict[str, DocEntry]:
-    """Every indexed document with its metadata and the documents that supersede it."""
+    """Every indexed document with its metadata and the documents that supersede it; read once per
+    table version, since reads, lists and stats all need it (callers must not mutate it)."""
+    store.refresh()
+    return store.memo("documents", lambda: _scan_documents(store))
+
+
+def _scan_documents(store: ChunkStore) -> dict[str, DocEntry]:
     table = store.chunks([*DOC_COLUMNS, "chunk_index"], "true")
     entries: dict[str, DocEntry] = {}
     supersedes: dict[str, list[str]] = {}

@@ -14,10 +14,11 @@ import logging
 import shutil
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import lancedb
 import numpy as np
@@ -93,6 +94,9 @@ class VectorSnapshot:
     vectors: np.ndarray
 
 
+T = TypeVar("T")
+
+
 class ChunkStore:
     """One `chunks` table under `<data_dir>/lance`, described by `<data_dir>/meta.json`.
 
@@ -111,8 +115,7 @@ class ChunkStore:
         self.writable = writable
         self.rebuilt_because: str | None = None
         self.keep_versions_for = KEEP_VERSIONS_FOR
-        self._superseded: frozenset[str] | None = None
-        self._aliases: dict[str, list[str]] | None = None
+        self._memo: dict[str, Any] = {}  # reads derived from the whole table, until it changes
         self._snapshot: VectorSnapshot | None = None
         self._generation = 0  # bumped by every write, so a snapshot built across one is not kept
         self._seen_version: int | None = None
@@ -227,28 +230,38 @@ class ChunkStore:
                     self._forget_caches()
                 self._seen_version = version
 
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """`compute()`, kept until the table changes (a write here, or a commit `refresh` sees).
+        For reads derived from the whole table; callers must not mutate what they get."""
+        if name in self._memo:
+            return cast(T, self._memo[name])
+        generation = self._generation
+        value = compute()
+        with self._lock:
+            if generation == self._generation:  # not kept if a write landed meanwhile
+                self._memo[name] = value
+        return value
+
     def superseded_paths(self) -> frozenset[str]:
-        """Every path some indexed document supersedes; cached until the next write."""
-        cached = self._superseded
-        if cached is None:
+        """Every path some indexed document supersedes."""
+
+        def scan() -> frozenset[str]:
             rows = self._scan(["supersedes"], "supersedes != ''")
-            cached = frozenset(p for value in rows.column(0).to_pylist() for p in value.split("\n") if p)
-            self._superseded = cached
-        return cached
+            return frozenset(p for value in rows.column(0).to_pylist() for p in value.split("\n") if p)
+
+        return self.memo("superseded", scan)
 
     def document_aliases(self) -> dict[str, list[str]]:
-        """Every indexed path with its aliases (read from chunk 0); cached until the next write."""
-        cached = self._aliases
-        if cached is None:
+        """Every indexed path with its aliases (read from chunk 0)."""
+
+        def scan() -> dict[str, list[str]]:
             rows = self._scan(["path", "aliases"], "chunk_index = 0")
-            cached = {
-                path: [a for a in aliases.split("\n") if a]
-                for path, aliases in zip(
-                    *(rows.column(c).to_pylist() for c in ("path", "aliases")), strict=True
-                )
+            paths, aliases = (rows.column(c).to_pylist() for c in ("path", "aliases"))
+            return {
+                path: [a for a in value.split("\n") if a] for path, value in zip(paths, aliases, strict=True)
             }
-            self._aliases = cached
-        return cached
+
+        return self.memo("aliases", scan)
 
     def chunks(self, columns: list[str], where: str) -> pa.Table:
         """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
@@ -316,7 +329,8 @@ class ChunkStore:
             self._forget_caches()
 
     def _forget_caches(self) -> None:
-        self._superseded = self._aliases = self._snapshot = None
+        self._memo = {}
+        self._snapshot = None
         self._generation += 1
 
     def compact(self) -> None:
