@@ -14,25 +14,46 @@ from tests.serving.conftest import Served
 
 
 def test_calls_beyond_the_slots_and_the_line_are_refused_at_once() -> None:
-    admission = Admission(active=1, waiting=1, wait_s=5)
+    """The third call is refused while the first still holds its slot: had it joined the line, it
+    would still be blocked (the hold and the wait both outlast this test's checks)."""
+    admission = Admission(active=1, waiting=1, wait_s=120)
     release = threading.Event()
     entered = threading.Event()
 
     def hold() -> None:
         with admission.slot():
             entered.set()
-            release.wait(5)
+            release.wait(120)
+
+    def wait_in_line() -> None:
+        with admission.slot():
+            pass
 
     holder = threading.Thread(target=hold)
     holder.start()
-    entered.wait(5)
-    waiter = threading.Thread(target=lambda: admission.slot().__enter__())
+    assert entered.wait(30)
+    waiter = threading.Thread(target=wait_in_line)
     waiter.start()
-    time.sleep(0.1)  # the second call is now waiting in line
-    started = time.monotonic()
-    with pytest.raises(OverloadedError, match="overloaded"), admission.slot():
-        pass
-    assert time.monotonic() - started < 1  # refused, not queued
+    deadline = time.monotonic() + 30
+    while admission._queued < 1:  # the second call is now waiting in line
+        assert time.monotonic() < deadline, "the second call never queued"
+        time.sleep(0.01)
+    refused: list[BaseException] = []
+
+    def third() -> None:
+        try:
+            with admission.slot():
+                pass
+        except OverloadedError as error:
+            refused.append(error)
+
+    caller = threading.Thread(target=third)
+    caller.start()
+    caller.join(timeout=30)
+    assert not caller.is_alive()  # answered while the slot is still held: refused, not queued
+    assert holder.is_alive()
+    assert len(refused) == 1
+    assert "overloaded" in str(refused[0])
     release.set()
     holder.join()
     waiter.join()
