@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ log = logging.getLogger(__name__)
 
 FOLDER_CONFIG = ".ragdown.json"
 SERVER_CONFIG = ".ragdown-server.json"
+# The hook settings a settings file may hold (BEHAVIOUR §4.1), validated key by key.
+HOOK_KEYS = ("top_k", "min_score", "min_ratio", "max_chars")
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
@@ -33,3 +36,16 @@ def hook_layer(path: Path) -> dict[str, Any]:
     """The `hook` object of a settings file ({} when it has none or it is not an object)."""
     hook = read_json_object(path).get("hook")
     return hook if isinstance(hook, dict) else {}
+
+
+def hook_value_error(key: str, value: object) -> str | None:
+    """Why `value` cannot be the hook setting `key`, or None when it can."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return f"{key} must be a number"
+    if key == "min_score":
+        return None
+    if key == "min_ratio":
+        return None if 0 <= value <= 1 else f"{key} must be between 0 and 1"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{key} must be a non-negative integer"
+    return None if value >= 0 else f"{key} must be a non-negative integer"

@@ -1,12 +1,14 @@
 """Folders (BEHAVIOUR §5.1, §7.4): each top-level real directory of the docs dir, with its
-`.ragdown.json` (`title`, `mcp` default false, `hook`); re-read on every request, so turning
-`mcp` on or off applies to the next one without a restart."""
+`.ragdown.json` (`title`, `mcp` default false, `hook`, and the per-folder tool switches `read_only` and
+`disabled_tools`); re-read on every request, so turning `mcp` on or off applies to the next one
+without a restart."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragdown.documents.paths import is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
@@ -17,6 +19,11 @@ class Folder:
     name: str
     title: str
     mcp: bool
+    read_only: bool = False
+    disabled_tools: frozenset[str] = frozenset()
+    # Who owns the settings (`RagdownFolder <namespace>/<name>` on Kubernetes); None: edited freely.
+    managed_by: str | None = None
+    config: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def is_folder_name(name: str) -> bool:
@@ -32,10 +39,18 @@ def read_folder(docs_dir: Path, name: str) -> Folder | None:
         return None
     config = read_json_object(path / FOLDER_CONFIG)
     title = config.get("title")
+    disabled = config.get("disabled_tools")
+    managed_by = config.get("managed_by")
     return Folder(
         name=name,
         title=title if isinstance(title, str) and title.strip() else name,
         mcp=config.get("mcp") is True,
+        read_only=config.get("read_only") is True,
+        disabled_tools=frozenset(t for t in disabled if isinstance(t, str))
+        if isinstance(disabled, list)
+        else frozenset(),
+        managed_by=managed_by if isinstance(managed_by, str) and managed_by else None,
+        config=config,
     )
 
 

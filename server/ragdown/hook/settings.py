@@ -8,12 +8,12 @@ A settings-file value that is not valid for its key is skipped, so the next laye
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-HOOK_KEYS = ("top_k", "min_score", "min_ratio", "max_chars")
+from ragdown.folders.config import HOOK_KEYS, hook_value_error
+
 DEFAULT_TOP_K = 4
 DEFAULT_MIN_RATIO = 0.95
 DEFAULT_MAX_CHARS = 6000
@@ -25,19 +25,6 @@ class HookSettings:
     min_score: float
     min_ratio: float
     max_chars: int
-
-
-def hook_value_error(key: str, value: object) -> str | None:
-    """Why `value` cannot be the hook setting `key`, or None when it can."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return f"{key} must be a number"
-    if key == "min_score":
-        return None
-    if key == "min_ratio":
-        return None if 0 <= value <= 1 else f"{key} must be between 0 and 1"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{key} must be a non-negative integer"
-    return None if value >= 0 else f"{key} must be a non-negative integer"
 
 
 def valid_overrides(raw: object) -> dict[str, float]:

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from ragdown import __version__
@@ -28,6 +30,7 @@ from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
+from ragdown.serving.folders_api import folders_router
 from ragdown.serving.internal import internal_router
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.root import RootEndpoint, build_root_server
@@ -90,7 +93,7 @@ class McpRoutes:
     settings: ServerSettings
 
     def __post_init__(self) -> None:
-        self._servers: dict[tuple[str, str, bool], MCPServer] = {}
+        self._servers: dict[tuple[str, str, bool, bool, frozenset[str]], MCPServer] = {}
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._root: MCPServer | None = None
         self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
@@ -124,16 +127,17 @@ class McpRoutes:
 
     def endpoint_for_scope(self, scope: DocScope, *, name: str = "", title: str = "") -> Endpoint:
         folder = scope.dir.split("/", 1)[0]
+        found = read_folder(self.engine.docs_dir, folder)
         if not title:
-            found = read_folder(self.engine.docs_dir, folder)
             title = found.title if found else folder
+        # A folder's own switches (its `.ragdown.json`, or its RagdownFolder) add to the server's.
         return Endpoint(
             engine=self.engine,
             scope=scope,
             name=name or f"ragdown-{folder}",
             title=title,
-            read_only=self.settings.read_only,
-            disabled=self.settings.disabled_tool_names(),
+            read_only=self.settings.read_only or (found is not None and found.read_only),
+            disabled=self.settings.disabled_tool_names() | (found.disabled_tools if found else frozenset()),
             admission=self.admission,
             forward=self.forward,
             metrics=self.metrics,
@@ -165,7 +169,13 @@ class McpRoutes:
         return self._root
 
     def server(self, endpoint: Endpoint) -> MCPServer:
-        key = (endpoint.scope.dir, endpoint.title, endpoint.forward is not None)
+        key = (
+            endpoint.scope.dir,
+            endpoint.title,
+            endpoint.forward is not None,
+            endpoint.read_only,
+            endpoint.disabled,
+        )
         server = self._servers.get(key)
         if server is None:
             server = self._servers[key] = build_server(endpoint)
@@ -275,6 +285,23 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         return body
 
     app.include_router(internal_router(routes, routes.authorised))
+    app.include_router(
+        folders_router(lambda: routes.engine, settings, routes.authorised, lambda: routes.forward is not None)
+    )
+
+    @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
+    def unknown_api(rest: str) -> JSONResponse:
+        """An unknown /api path answers 404 before any auth check (BEHAVIOUR §7.1); a known one
+        reached with another method, 405."""
+        if rest in ("status", "folders") or rest.startswith("folders/"):
+            return JSONResponse({"error": "Method not allowed"}, status_code=405)
+        return JSONResponse({"error": "Not found"}, status_code=404)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def json_errors(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Errors are `{"error": msg}` everywhere (BEHAVIOUR §7.1), FastAPI's own 404/405 included."""
+        message = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, str(exc.detail))
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     @app.middleware("http")
     async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:

@@ -7,8 +7,6 @@ and stats cover every MCP folder without it, each line or hit marked `[<folder>]
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -17,10 +15,9 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ragdown.catalog import documents
-from ragdown.documents.atomic import create_exclusive
 from ragdown.documents.errors import Refusal
 from ragdown.engine import Engine
-from ragdown.folders.config import FOLDER_CONFIG
+from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
@@ -50,16 +47,6 @@ NEEDS_FOLDER = frozenset(
         "ragdown_delete",
     }
 )
-FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
-
-
-def folder_name_error(name: str) -> str | None:
-    if not FOLDER_NAME_RE.match(name) or name != name.strip() or name == "node_modules":
-        return (
-            f'not a valid folder name: "{name}" (letters, digits, space, _ . -; up to 64; '
-            "not starting with . or -)"
-        )
-    return None
 
 
 @dataclass
@@ -83,8 +70,8 @@ class RootEndpoint:
             scope=Scope(name),
             name=f"ragdown-{name}",
             title=found.title,
-            read_only=self.read_only,
-            disabled=self.disabled,
+            read_only=self.read_only or found.read_only,
+            disabled=self.disabled | found.disabled_tools,
             admission=self.admission,
             forward=self.forward,
         )
@@ -241,7 +228,10 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         def run(**kwargs: Any) -> str:
             folder = kwargs.pop("folder", None)
             if folder:
-                return tools_by_name(root.folder(folder))[tool.__name__](**kwargs)
+                endpoint = root.folder(folder)
+                if not endpoint.enabled(tool.__name__):
+                    raise Refusal(403, f"{tool.__name__} is turned off for folder {folder}")
+                return tools_by_name(endpoint)[tool.__name__](**kwargs)
             return everywhere(tool.__name__, kwargs)
 
         return _with_folder(tool, run)
@@ -270,17 +260,8 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
 
     def ragdown_create_folder(name: Annotated[str, Field(min_length=1)], title: str | None = None) -> str:
         """Create a new folder with MCP turned on (for notes of a new project or team)."""
-        error = folder_name_error(name)
-        if error:
-            raise Refusal(400, error)
-        path = engine.docs_dir / name
-        if path.exists() or path.is_symlink():
-            raise Refusal(409, f"already exists: {name}")
-        path.mkdir()
-        config: dict[str, Any] = {"title": title} if title else {}
-        config |= {"mcp": True, "created_by": "ragdown_create_folder"}
-        create_exclusive(
-            path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode()
+        create_folder(
+            engine.docs_dir, name, {"title": title, "mcp": True}, created_by="ragdown_create_folder"
         )
         return f"created folder {name} (/mcp/{name})"
 

@@ -1,0 +1,218 @@
+"""Changing folders (BEHAVIOUR §7.4): create, patch, rename and delete a folder and its `.ragdown.json`.
+
+The one home of these rules: the `/api/folders` routes, the root endpoint's `ragdown_create_folder`
+and, through the routes, the Kubernetes operator all come here. A folder whose `.ragdown.json` names a
+`managed_by` (the operator writes `RagdownFolder <namespace>/<name>`) only changes at the request of
+that manager: anyone else is told which resource to edit, so the next reconcile cannot silently undo
+a person's change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragdown.documents.atomic import create_exclusive, write_atomic
+from ragdown.documents.errors import Refusal
+from ragdown.folders.config import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
+from ragdown.folders.registry import Folder, read_folder
+
+FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
+MANAGER_RE = re.compile(r"^RagdownFolder (?P<namespace>[a-z0-9.-]{1,253})/(?P<name>[a-z0-9.-]{1,253})$")
+MAX_MANAGER = 300
+# The MCP tools of a folder endpoint: what `disabled_tools` may name (the CRD's enum, pinned in a test).
+FOLDER_TOOLS = (
+    "ragdown_context",
+    "ragdown_recall",
+    "ragdown_read_doc",
+    "ragdown_backlinks",
+    "ragdown_list",
+    "ragdown_stats",
+    "ragdown_remember",
+    "ragdown_write",
+    "ragdown_edit",
+    "ragdown_move",
+    "ragdown_delete",
+    "ragdown_reindex",
+)
+
+
+def folder_name_error(name: str) -> str | None:
+    if not FOLDER_NAME_RE.match(name) or name != name.strip() or name == "node_modules":
+        return (
+            f'not a valid folder name: "{name}" (letters, digits, space, _ . -; up to 64; '
+            "not starting with . or -)"
+        )
+    return None
+
+
+def managed_refusal(folder: Folder) -> Refusal:
+    """What a person is told when they change a folder the operator owns: which resource to edit."""
+    where = f"edit {folder.managed_by} instead"
+    match = MANAGER_RE.match(folder.managed_by or "")
+    if match:
+        where += f" (kubectl edit ragdownfolder {match['name']} -n {match['namespace']})"
+    return Refusal(409, f"folder {folder.name} is managed by {folder.managed_by}: {where}", "managed")
+
+
+def check_manager(folder: Folder, caller: str | None) -> None:
+    """A managed folder changes only at its manager's request."""
+    if folder.managed_by is not None and caller != folder.managed_by:
+        raise managed_refusal(folder)
+
+
+def _save(path: Path, config: Mapping[str, Any]) -> None:
+    write_atomic(path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode())
+
+
+def existing(docs_dir: Path, name: str) -> Folder:
+    folder = read_folder(docs_dir, name)
+    if folder is None:
+        raise Refusal(404, f"no such folder: {name}")
+    return folder
+
+
+def create_folder(
+    docs_dir: Path, name: object, changes: Mapping[str, Any], *, created_by: str | None = None
+) -> Folder:
+    """A new folder with a `.ragdown.json` that always says `mcp`; 409 when the name is taken."""
+    if name is None or name == "":
+        raise Refusal(400, "name is required")
+    if not isinstance(name, str):
+        raise Refusal(400, "name must be a string")
+    error = folder_name_error(name)
+    if error:
+        raise Refusal(400, error)
+    config = _apply(dict(changes), {"mcp": False})
+    if created_by:
+        config["created_by"] = created_by
+    path = docs_dir / name
+    if path.exists() or path.is_symlink():
+        raise Refusal(409, f"already exists: {name}")
+    path.mkdir()
+    create_exclusive(path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode())
+    return existing(docs_dir, name)
+
+
+def patch_folder(
+    docs_dir: Path, name: str, changes: Mapping[str, Any], *, caller: str | None, can_rename: bool
+) -> tuple[Folder, bool]:
+    """The folder after `changes` (title, mcp, hook, read_only, disabled_tools, managed_by, name), and
+    whether it was renamed. Everything is validated before anything is written."""
+    folder = existing(docs_dir, name)
+    check_manager(folder, caller)
+    changes = dict(changes)
+    new_name = changes.pop("name", None)
+    if new_name is not None and not isinstance(new_name, str):
+        raise Refusal(400, "name must be a string")
+    config = _apply(changes, dict(folder.config))
+    renamed = new_name is not None and new_name != name
+    if renamed:
+        assert isinstance(new_name, str)
+        if not can_rename:
+            raise Refusal(403, "The server is read-only (RAGDOWN_READ_ONLY)")
+        error = folder_name_error(new_name)
+        if error:
+            raise Refusal(400, error)
+        target = docs_dir / new_name
+        if target.exists() or target.is_symlink():
+            raise Refusal(409, f"already exists: {new_name}")
+    path = docs_dir / name
+    if config != folder.config:
+        _save(path, config)
+    if renamed:
+        assert isinstance(new_name, str)
+        path.rename(docs_dir / new_name)
+        name = new_name
+    return existing(docs_dir, name), renamed
+
+
+def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str | None) -> None:
+    """Remove the folder and everything in it; `confirm` must repeat its name exactly."""
+    folder = existing(docs_dir, name)
+    if confirm != name:
+        raise Refusal(400, f"confirm must repeat the folder's name: ?confirm={name}")
+    check_manager(folder, caller)
+    shutil.rmtree(docs_dir / folder.name)
+
+
+def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with `changes` applied, each validated; unknown `.ragdown.json` keys are kept."""
+    unknown = sorted(set(changes) - {"title", "mcp", "hook", "read_only", "disabled_tools", "managed_by"})
+    if unknown:
+        raise Refusal(400, f"unknown folder setting: {', '.join(unknown)}")
+    if "title" in changes:
+        title = changes["title"]
+        if title is not None and not isinstance(title, str):
+            raise Refusal(400, "title must be a string")
+        if title is None or not title.strip():
+            config.pop("title", None)
+        else:
+            config["title"] = title.strip()
+    for key, label in (("mcp", "mcp"), ("read_only", "read_only")):
+        if key in changes:
+            if not isinstance(changes[key], bool):
+                raise Refusal(400, f"{label} must be true or false")
+            if key == "mcp" or changes[key]:
+                config[key] = changes[key]
+            else:
+                config.pop(key, None)
+    if "hook" in changes:
+        hook = _hook(changes["hook"], config.get("hook"))
+        if hook:
+            config["hook"] = hook
+        else:
+            config.pop("hook", None)
+    if "disabled_tools" in changes:
+        tools = _tools(changes["disabled_tools"])
+        if tools:
+            config["disabled_tools"] = tools
+        else:
+            config.pop("disabled_tools", None)
+    if "managed_by" in changes:
+        manager = changes["managed_by"]
+        if manager is None:
+            config.pop("managed_by", None)
+        elif isinstance(manager, str) and 0 < len(manager) <= MAX_MANAGER and manager.isprintable():
+            config["managed_by"] = manager
+        else:
+            raise Refusal(400, f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters")
+    return config
+
+
+def _hook(changes: object, current: object) -> dict[str, Any]:
+    """Key by key: `null` removes a key, an empty object removes the whole hook."""
+    if not isinstance(changes, dict):
+        if changes is None:
+            return {}
+        raise Refusal(400, f"hook must be an object with any of {', '.join(HOOK_KEYS)}")
+    if not changes:
+        return {}
+    hook = dict(current) if isinstance(current, dict) else {}
+    for key, value in changes.items():
+        if key not in HOOK_KEYS:
+            raise Refusal(400, f"unknown hook setting: {key} (one of {', '.join(HOOK_KEYS)})")
+        if value is None:
+            hook.pop(key, None)
+            continue
+        error = hook_value_error(key, value)
+        if error:
+            raise Refusal(400, f"hook.{error}")
+        hook[key] = value
+    return hook
+
+
+def _tools(value: object) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise Refusal(400, "disabled_tools must be a list of tool names")
+    unknown = sorted(set(value) - set(FOLDER_TOOLS))
+    if unknown:
+        names = ", ".join(FOLDER_TOOLS)
+        raise Refusal(400, f"unknown tool in disabled_tools: {', '.join(unknown)} (one of {names})")
+    return sorted(set(value))
