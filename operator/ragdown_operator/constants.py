@@ -1,0 +1,33 @@
+"""Names the operator and the chart agree on: the API group, the finalizer, labels, condition types."""
+
+from __future__ import annotations
+
+GROUP = "ragdown.dev"
+VERSION = "v1alpha1"
+PLURAL = "ragdownfolders"
+KIND = "RagdownFolder"
+
+# kopf's own bookkeeping lives in annotations under our group: the CRD's structural schema would
+# prune a `status.kopf` field, and kopf would then run every handler again and again.
+PERSISTENCE_PREFIX = GROUP
+FINALIZER = f"{GROUP}/finalizer"
+
+# On every Ingress the operator owns; `managed-by` tells a person (and the chart tests) who made it.
+LABEL_NAME = "app.kubernetes.io/name"
+LABEL_INSTANCE = "app.kubernetes.io/instance"
+LABEL_COMPONENT = "app.kubernetes.io/component"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_FOLDER = f"{GROUP}/folder"
+MANAGED_BY = "ragdown-operator"
+
+READY = "Ready"
+SYNCED = "Synced"
+ROUTED = "Routed"
+CONDITION_TYPES = (READY, SYNCED, ROUTED)
+
+MANAGER_HEADER = "X-Ragdown-Manager"
+
+
+def manager_of(namespace: str, name: str) -> str:
+    """What the indexer records in a folder's `.ragdown.json` as `managed_by` (folders/manage.py)."""
+    return f"{KIND} {namespace}/{name}"

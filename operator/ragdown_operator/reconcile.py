@@ -1,0 +1,122 @@
+"""What reconciling one RagdownFolder ensures, step by step (ARCHITECTURE §6):
+
+1. the spec is valid (else `InvalidSpec`: a status message and no retry until it changes);
+2. the folder exists on the indexer with exactly the spec's settings, marked as managed by this
+   resource (created, adopted or repaired);
+3. an Ingress routes `/mcp/<folder>` to the readers while `mcp` is on, and none exists while it is off;
+4. the status says what holds: conditions, counts, endpoint, observedGeneration.
+
+Handlers (handlers.py) decide when this runs and how failures are retried; this module does the work.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+
+from ragdown_operator import metrics
+from ragdown_operator.constants import ROUTED, SYNCED, manager_of
+from ragdown_operator.indexer import FolderState, IndexerClient, IndexerRefused
+from ragdown_operator.ingress import folder_ingress, mcp_path
+from ragdown_operator.kube import Kube
+from ragdown_operator.settings import OperatorSettings
+from ragdown_operator.spec import FolderSpec, ingress_name
+from ragdown_operator.status import Condition, conditions
+
+
+@dataclass
+class Outcome:
+    """What one reconcile found and did: for the status, the events and the metrics."""
+
+    conditions: list[Condition] = field(default_factory=list)
+    events: list[tuple[str, str]] = field(default_factory=list)  # (reason, message)
+    files: int | None = None
+    chunks: int | None = None
+    endpoint: str | None = None
+
+
+@dataclass
+class Reconciler:
+    settings: OperatorSettings
+    indexer: IndexerClient
+    kube: Kube
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("ragdown_operator"))
+
+    async def ensure_folder(self, spec: FolderSpec, manager: str, outcome: Outcome) -> FolderState:
+        """Create, adopt or repair the folder; a folder that already matches is left untouched."""
+        wanted = spec.settings(manager)
+        state = await self.indexer.folder(spec.folder)
+        if state is None:
+            try:
+                state = await self.indexer.create(spec.folder, wanted, manager)
+            except IndexerRefused as error:
+                if error.status != 409:  # 409: made meanwhile (by a person, or our own timer): patch it
+                    raise
+                state = await self.indexer.folder(spec.folder)
+            else:
+                outcome.events.append(("FolderCreated", f"created folder {spec.folder} on the indexer"))
+                metrics.CHANGES.labels("folder_created").inc()
+                return state
+            if state is None:
+                raise IndexerRefused(409, f"folder {spec.folder} exists but is not listed", None)
+        drift = state.differs_from(wanted)
+        if drift:
+            state = await self.indexer.patch(spec.folder, wanted, manager)
+            # `managed_by` among them: a folder that existed before (or was edited behind our back)
+            outcome.events.append(("SettingsApplied", f"folder {spec.folder}: set {', '.join(drift)}"))
+            metrics.CHANGES.labels("settings_applied").inc()
+        return state
+
+    async def ensure_route(self, body: kopf.Body, spec: FolderSpec, outcome: Outcome) -> None:
+        namespace = body.metadata.namespace or self.settings.namespace
+        name = ingress_name(body.metadata.name or "")
+        if not spec.mcp:
+            if await self.kube.delete_ingress(namespace, name):
+                outcome.events.append(("RouteRemoved", f"MCP is off: removed Ingress {name}"))
+                metrics.CHANGES.labels("ingress_deleted").inc()
+            outcome.conditions.append(Condition(ROUTED, True, "McpOff", "MCP is off: no route"))
+            return
+        ingress = folder_ingress(body.metadata.name or "", spec.folder, self.settings)
+        kopf.adopt(ingress, owner=body)  # deleting the resource deletes its Ingress
+        done = await self.kube.apply_ingress(namespace, ingress)
+        if done != "unchanged":
+            outcome.events.append(
+                (f"Route{done.capitalize()}", f"Ingress {name} routes {mcp_path(spec.folder)} to the readers")
+            )
+            metrics.CHANGES.labels(f"ingress_{done}").inc()
+        base = self.settings.endpoint_base()
+        outcome.endpoint = base + mcp_path(spec.folder) if base else mcp_path(spec.folder)
+        outcome.conditions.append(
+            Condition(ROUTED, True, "IngressReady", f"Ingress {name} routes {mcp_path(spec.folder)}")
+        )
+
+    async def reconcile(self, body: kopf.Body, spec: FolderSpec, outcome: Outcome) -> None:
+        namespace = body.metadata.namespace or self.settings.namespace
+        state = await self.ensure_folder(spec, manager_of(namespace, body.metadata.name or ""), outcome)
+        outcome.files, outcome.chunks = state.files, state.chunks
+        outcome.conditions.append(
+            Condition(
+                SYNCED,
+                True,
+                "SettingsApplied",
+                f"folder {spec.folder}: {state.files} documents, {state.chunks} sections",
+            )
+        )
+        await self.ensure_route(body, spec, outcome)
+
+
+def write_status(patch: kopf.Patch, body: kopf.Body, outcome: Outcome, *, reconciled: bool) -> None:
+    """The status after one reconcile; counts and endpoint only where this one learnt them."""
+    generation = body.metadata.get("generation")
+    previous: list[Any] = list(body.status.get("conditions") or [])
+    patch.status["conditions"] = conditions(previous, outcome.conditions, generation)
+    if outcome.files is not None:
+        patch.status["files"] = outcome.files
+        patch.status["chunks"] = outcome.chunks
+    if reconciled:
+        patch.status["endpoint"] = outcome.endpoint or ""
+        if generation is not None:
+            patch.status["observedGeneration"] = generation

@@ -1,0 +1,64 @@
+"""The operator's configuration, read once at start from `RAGDOWN_OPERATOR_*` (the chart sets them)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class OperatorSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAGDOWN_OPERATOR_", extra="ignore")
+
+    indexer_url: str = Field(
+        default="http://ragdown-indexer:3000", description="the indexer's HTTP API, http(s)://host:port"
+    )
+    token: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("RAGDOWN_OPERATOR_TOKEN", "RAGDOWN_TOKEN"),
+        description="the bearer token of the indexer's API (the chart's Secret)",
+    )
+    namespace: str = Field(default="default", description="the namespace watched (the release's)")
+    instance: str = Field(default="ragdown", description="the Helm release: labels the Ingresses")
+    reader_service: str = Field(default="ragdown-reader", description="the Service MCP routes go to")
+    reader_port: int = Field(default=3000, ge=1, le=65535)
+    ingress_class: str = Field(default="", description="ingressClassName of MCP Ingresses; empty: default")
+    ingress_host: str = Field(default="", description="the host of MCP Ingresses; empty: any host")
+    ingress_tls_secret: str = Field(default="", description="TLS Secret for the host; empty: no TLS")
+    ingress_annotations: dict[str, str] = Field(default_factory=dict, description="JSON object")
+    public_url: str = Field(default="", description="base of status.endpoint; default from host and TLS")
+    resync_s: float = Field(default=60.0, gt=0, description="how often drift is repaired, counts refreshed")
+    retry_s: float = Field(default=10.0, gt=0, description="first retry delay while the indexer is down")
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    kube_url: str = Field(
+        default="", description="the Kubernetes API for tests and local runs; empty: in-cluster or kubeconfig"
+    )
+    liveness_port: int = Field(default=8080, ge=0, le=65535, description="kopf's /healthz; 0: off")
+    verbose: bool = Field(default=False, description="log kopf's own debug lines")
+    metrics_port: int = Field(default=9090, ge=0, le=65535, description="Prometheus /metrics; 0: off")
+
+    @field_validator("ingress_annotations", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = json.loads(value) if value.strip() else {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError("must be a JSON object of strings")
+        return value
+
+    @field_validator("indexer_url", "public_url", "kube_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
+
+    def endpoint_base(self) -> str:
+        """Where agents reach the ingress: `public_url`, else the host (https with a TLS secret)."""
+        if self.public_url:
+            return self.public_url
+        if self.ingress_host:
+            return ("https://" if self.ingress_tls_secret else "http://") + self.ingress_host
+        return ""

@@ -1,0 +1,85 @@
+"""A RagdownFolder's spec, checked, and what it asks of the indexer (BEHAVIOUR §7.4's folder body).
+
+The API server already enforces the CRD's schema; this check repeats the rules that matter, so an
+object that slipped past (an older CRD, a server without CEL) gets a clear message instead of a
+half-applied folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+FOLDER_NAME = r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$"
+TOOLS = (
+    "ragdown_context",
+    "ragdown_recall",
+    "ragdown_read_doc",
+    "ragdown_backlinks",
+    "ragdown_list",
+    "ragdown_stats",
+    "ragdown_remember",
+    "ragdown_write",
+    "ragdown_edit",
+    "ragdown_move",
+    "ragdown_delete",
+    "ragdown_reindex",
+)
+HOOK_FIELDS = {"topK": "top_k", "minScore": "min_score", "minRatio": "min_ratio", "maxChars": "max_chars"}
+
+
+class InvalidSpecError(ValueError):
+    """The spec cannot be applied; the message says which field and what to change."""
+
+
+class HookSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    topK: int | None = Field(default=None, ge=0, le=50)  # noqa: N815 - the CRD's field names
+    minScore: float | None = Field(default=None, ge=0, le=1)  # noqa: N815
+    minRatio: float | None = Field(default=None, ge=0, le=1)  # noqa: N815
+    maxChars: int | None = Field(default=None, ge=0, le=100000)  # noqa: N815
+
+
+class FolderSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    folder: str = Field(pattern=FOLDER_NAME)
+    title: str = Field(default="", max_length=200)
+    mcp: bool = False
+    readOnly: bool = False  # noqa: N815
+    disabledTools: list[Literal[TOOLS]] = Field(default_factory=list)  # type: ignore[valid-type]  # noqa: N815
+    hook: HookSpec = Field(default_factory=HookSpec)
+    deletionPolicy: Literal["Retain", "Delete"] = "Retain"  # noqa: N815
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any], name: str) -> FolderSpec:
+        """The spec with its defaults (`folder` is the resource's name), or InvalidSpec."""
+        data = {"folder": name, **dict(spec)}
+        try:
+            parsed = cls.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = "spec." + ".".join(str(p) for p in first["loc"])
+            raise InvalidSpecError(f"{where}: {first['msg']} (got {first.get('input')!r})") from None
+        if parsed.folder != parsed.folder.strip() or parsed.folder == "node_modules":
+            raise InvalidSpecError(f"spec.folder: not a valid folder name: {parsed.folder!r}")
+        return parsed
+
+    def settings(self, manager: str) -> dict[str, Any]:
+        """The `/api/folders` body: every setting stated, so a change made behind our back is undone."""
+        return {
+            "title": self.title,
+            "mcp": self.mcp,
+            "read_only": self.readOnly,
+            "disabled_tools": sorted(set(self.disabledTools)),
+            # null removes a key: a field dropped from the spec goes back to the server's default
+            "hook": {api: getattr(self.hook, crd) for crd, api in HOOK_FIELDS.items()},
+            "managed_by": manager,
+        }
+
+
+def ingress_name(resource: str) -> str:
+    """The folder's Ingress, named after its resource (already a DNS name, unique in the namespace)."""
+    return resource[:249] + "-mcp"

@@ -1,0 +1,238 @@
+"""The operator's surroundings as real processes: an emulated Kubernetes API (cluster.py), a real
+`ragdown serve` indexer over a temporary docs dir, and `ragdown-operator` itself as a process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from tests.operator.cluster import Cluster, emulated_cluster
+from tests.serving.conftest import free_port
+
+TOKEN = "operator-test-token"
+NAMESPACE = "team"
+HOST = "ragdown.test"
+FOLDERS = f"/apis/ragdown.dev/v1alpha1/namespaces/{NAMESPACE}/ragdownfolders"
+INGRESSES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/ingresses"
+EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
+T = TypeVar("T")
+
+
+async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout: float = 60.0) -> T:
+    """`check()`'s first truthy answer; the event loop keeps serving the emulated API meanwhile."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = await check()
+            if last:
+                return last
+        except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as error:
+            last = error
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+        await asyncio.sleep(0.2)
+
+
+@dataclass
+class Indexer:
+    """`ragdown serve` as the primary, as the chart's indexer runs it."""
+
+    docs: Path
+    data: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(self.docs),
+            "RAGDOWN_DATA_DIR": str(self.data),
+            "RAGDOWN_EMBEDDER": "hash",
+            "RAGDOWN_TOKEN": TOKEN,
+            "RAGDOWN_ROLE": "primary",
+            "PORT": str(self.port),
+            "RAGDOWN_METRICS_PORT": "0",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ragdown.cli", "serve"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    async def ready(self) -> None:
+        async def answers() -> bool:
+            assert self.process is not None
+            assert self.process.poll() is None, "the indexer exited"
+            async with httpx.AsyncClient(timeout=2) as http:
+                return (await http.get(f"{self.url}/api/status")).status_code == 200
+
+        await eventually(answers, "the indexer to answer")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def api(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+
+
+@dataclass
+class Operator:
+    """`ragdown-operator` against the emulated API and the indexer, configured as the chart does."""
+
+    kube_url: str
+    indexer_url: str
+    log: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+    liveness_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "RAGDOWN_OPERATOR_KUBE_URL": self.kube_url,
+            "RAGDOWN_OPERATOR_INDEXER_URL": self.indexer_url,
+            "RAGDOWN_TOKEN": TOKEN,
+            "RAGDOWN_OPERATOR_NAMESPACE": NAMESPACE,
+            "RAGDOWN_OPERATOR_INSTANCE": "rd",
+            "RAGDOWN_OPERATOR_READER_SERVICE": "rd-ragdown-reader",
+            "RAGDOWN_OPERATOR_INGRESS_CLASS": "traefik",
+            "RAGDOWN_OPERATOR_INGRESS_HOST": HOST,
+            "RAGDOWN_OPERATOR_RESYNC_S": "1",
+            "RAGDOWN_OPERATOR_RETRY_S": "0.5",
+            "RAGDOWN_OPERATOR_LIVENESS_PORT": str(self.liveness_port),
+            "RAGDOWN_OPERATOR_METRICS_PORT": str(self.metrics_port),
+            **self.extra_env,
+        }
+        out = self.log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ragdown_operator.main"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@dataclass
+class World:
+    cluster: Cluster
+    kube: httpx.AsyncClient
+    indexer: Indexer
+    operator: Operator
+
+    async def apply(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        body = {
+            "apiVersion": "ragdown.dev/v1alpha1",
+            "kind": "RagdownFolder",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": spec,
+        }
+        response = await self.kube.post(FOLDERS, json=body)
+        response.raise_for_status()
+        return dict(response.json())
+
+    async def get(self, name: str) -> dict[str, Any] | None:
+        response = await self.kube.get(f"{FOLDERS}/{name}")
+        return None if response.status_code == 404 else dict(response.json())
+
+    async def edit(self, name: str, spec: dict[str, Any]) -> None:
+        response = await self.kube.patch(
+            f"{FOLDERS}/{name}",
+            content=json.dumps({"spec": spec}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        response.raise_for_status()
+
+    async def delete(self, name: str) -> None:
+        (await self.kube.delete(f"{FOLDERS}/{name}")).raise_for_status()
+
+    async def ingress(self, name: str) -> dict[str, Any] | None:
+        response = await self.kube.get(f"{INGRESSES}/{name}")
+        return None if response.status_code == 404 else dict(response.json())
+
+    async def condition(self, name: str, kind: str) -> dict[str, Any] | None:
+        found = await self.get(name)
+        for condition in ((found or {}).get("status") or {}).get("conditions") or []:
+            if condition["type"] == kind:
+                return dict(condition)
+        return None
+
+    async def settled(self, name: str) -> dict[str, Any]:
+        """The resource once Ready=True for its current generation."""
+
+        async def ready() -> dict[str, Any] | None:
+            found = await self.get(name)
+            status = (found or {}).get("status") or {}
+            generation = (found or {}).get("metadata", {}).get("generation")
+            ok = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions", []))
+            return found if ok and status.get("observedGeneration") == generation else None
+
+        return await eventually(ready, f"{name} to be Ready")
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """Events the operator posted about `name`, from everything the emulated API received."""
+        posted = [r.data for r in self.cluster if r.method == "POST" and r.url.path == EVENTS]
+        return [e for e in posted if isinstance(e, dict) and e.get("involvedObject", {}).get("name") == name]
+
+    async def event_reasons(self, name: str, *wanted: str) -> set[str]:
+        """The reasons of `name`'s events once all of `wanted` are among them (kopf posts in batches)."""
+
+        async def posted() -> set[str]:
+            reasons = {str(e.get("reason")) for e in self.events(name)}
+            return reasons if set(wanted) <= reasons else set()
+
+        return await eventually(posted, f"events {wanted} on {name}", timeout=20)
+
+    def folder_config(self, folder: str) -> dict[str, Any]:
+        return dict(json.loads((self.indexer.docs / folder / ".ragdown.json").read_text(encoding="utf-8")))
+
+
+@asynccontextmanager
+async def world(tmp_path: Path, start_indexer: bool = True) -> AsyncIterator[World]:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    indexer = Indexer(docs, tmp_path / "data")
+    if start_indexer:
+        indexer.start()
+        await indexer.ready()
+    async with emulated_cluster() as cluster:
+        kube_url = str(cluster.url).rstrip("/")
+        operator = Operator(kube_url, indexer.url, tmp_path / "operator.log")
+        operator.start()
+        try:
+            async with httpx.AsyncClient(base_url=kube_url, timeout=10) as kube:
+                yield World(cluster, kube, indexer, operator)
+        finally:
+            operator.stop()
+            indexer.stop()
+            log = (tmp_path / "operator.log").read_text(encoding="utf-8", errors="replace")
+            print(log[-6000:])
