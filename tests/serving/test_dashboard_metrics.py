@@ -1,0 +1,270 @@
+"""The chart's Grafana dashboard queries only what a real `ragdown serve` exports (ARCHITECTURE §7).
+
+A dashboard that names a metric or label the server does not export shows "No data" forever and
+nobody notices, so a real server process is started, called over MCP with the official client,
+and scraped; every metric name and label in the dashboard's queries is checked against that
+exposition, sample name by sample name (`ragdown_search_seconds_bucket`, not the family).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.serving.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+DASHBOARD_PATH = REPO / "charts" / "ragdown" / "dashboards" / "ragdown.json"
+TOKEN = "dashboard-token"
+
+METRIC = re.compile(r"ragdown_[a-z_]+")
+SELECTOR = re.compile(r"(ragdown_[a-z_]+)\s*\{([^}]*)\}")
+MATCHER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*\"")
+GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
+LABEL_VALUES = re.compile(r"label_values\(\s*(ragdown_[a-z_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
+
+
+@dataclass
+class Exposition:
+    """One scrape: every sample, and per sample name every label name seen on it."""
+
+    samples: list[tuple[str, dict[str, str], float]]
+
+    @property
+    def labels(self) -> dict[str, set[str]]:
+        names: dict[str, set[str]] = {}
+        for name, labels, _ in self.samples:
+            names.setdefault(name, set()).update(labels)
+        return names
+
+    def value(self, name: str, **labels: str) -> float:
+        return next(v for n, got, v in self.samples if n == name and got == labels)
+
+
+def load_dashboard() -> dict[str, Any]:
+    data = json.loads(DASHBOARD_PATH.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def all_panels(dashboard: dict[str, Any]) -> list[dict[str, Any]]:
+    """Top-level panels and those nested in collapsed rows."""
+    found = []
+    for panel in dashboard["panels"]:
+        found.append(panel)
+        found += panel.get("panels", [])
+    return found
+
+
+def panel_exprs(dashboard: dict[str, Any]) -> list[str]:
+    return [target["expr"] for panel in all_panels(dashboard) for target in panel.get("targets", [])]
+
+
+def variable_queries(dashboard: dict[str, Any]) -> list[str]:
+    queries = []
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] != "query":
+            continue
+        query = variable["query"]
+        queries.append(query["query"] if isinstance(query, dict) else query)
+    return queries
+
+
+def scrape(url: str) -> Exposition:
+    response = httpx.get(url + "/metrics", timeout=10)
+    response.raise_for_status()
+    return Exposition(
+        [
+            (sample.name, dict(sample.labels), sample.value)
+            for family in text_string_to_metric_families(response.text)
+            for sample in family.samples
+        ]
+    )
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            status = httpx.get(f"{url}/api/status", timeout=2).json()
+            if not status["syncing"] and status["files"]:
+                return
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        assert time.monotonic() < deadline, "serve did not become ready"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exposition]:
+    """`/metrics` of a real `ragdown serve` on the example notes after hook and recall calls, once
+    the periodic index gauges have been filled in."""
+    import anyio
+
+    # Only the example notes: one folder, so the test knows every folder label to expect.
+    work = tmp_path_factory.mktemp("dashboard")
+    shutil.copytree(REPO / "examples" / "notes", work / "docs" / "notes")
+    port, metrics_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "RAGDOWN_DOCS_DIR": str(work / "docs"),
+        "RAGDOWN_DATA_DIR": str(work / "data"),
+        "RAGDOWN_EMBEDDER": "hash",
+        "RAGDOWN_TOKEN": TOKEN,
+        "PORT": str(port),
+        "RAGDOWN_METRICS_PORT": str(metrics_port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, process)
+        anyio.run(call_tools, url)
+        metrics_url = f"http://127.0.0.1:{metrics_port}"
+        wanted = {name for expr in panel_exprs(load_dashboard()) for name in METRIC.findall(expr)}
+        # The index gauges are refreshed every few seconds, not on each scrape: wait for them.
+        deadline = time.monotonic() + 60
+        scraped = scrape(metrics_url)
+        while not wanted <= scraped.labels.keys() and time.monotonic() < deadline:
+            time.sleep(0.5)
+            scraped = scrape(metrics_url)
+        yield scraped
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def call_tools(url: str) -> None:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http,
+        Client(streamable_http_client(f"{url}/mcp/notes", http_client=http)) as client,
+    ):
+        for tool, arguments in (
+            ("ragdown_context", {"prompt": "how do I restore a postgres backup", "session_id": "dash"}),
+            ("ragdown_recall", {"query": "restore a postgres backup", "top_k": 3}),
+        ):
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+
+
+def test_every_queried_metric_is_exported(exposition: Exposition) -> None:
+    dashboard = load_dashboard()
+    queried = {
+        name
+        for query in panel_exprs(dashboard) + variable_queries(dashboard)
+        for name in METRIC.findall(query)
+    }
+    # Guards the parsing itself: the panels the brief names are all there.
+    assert {
+        "ragdown_hook_injections_total",
+        "ragdown_hook_calls_total",
+        "ragdown_hook_drops_total",
+        "ragdown_search_seconds_bucket",
+        "ragdown_tool_calls_total",
+        "ragdown_index_documents",
+        "ragdown_index_chunks",
+        "ragdown_sync_seconds_bucket",
+        "ragdown_sync_seconds_sum",
+        "ragdown_sync_seconds_count",
+        "ragdown_last_sync_timestamp_seconds",
+        "ragdown_build_info",
+        "ragdown_admission_rejections_total",
+        "ragdown_embed_queue_depth",
+    } <= queried
+    assert sorted(queried - exposition.labels.keys()) == []
+
+
+def test_every_queried_label_exists_on_its_metric(exposition: Exposition) -> None:
+    dashboard = load_dashboard()
+    exported = exposition.labels
+    missing = []
+    for expr in panel_exprs(dashboard):
+        for name, matchers in SELECTOR.findall(expr):
+            for label in MATCHER.findall(matchers):
+                if label not in exported.get(name, set()):
+                    missing.append(f"{name}{{{label}}} in {expr}")
+        # Every grouping label must exist on every ragdown series the expression aggregates.
+        for grouping in GROUPING.findall(expr):
+            for label in filter(None, (part.strip() for part in grouping.split(","))):
+                for name in METRIC.findall(expr):
+                    if label not in exported.get(name, set()):
+                        missing.append(f"by ({label}) over {name} in {expr}")
+    for query in variable_queries(dashboard):
+        for name, label in LABEL_VALUES.findall(query):
+            if label not in exported.get(name, set()):
+                missing.append(f"label_values({name}, {label})")
+    assert missing == []
+
+
+def test_label_parsing_sees_a_label_the_server_lacks(exposition: Exposition) -> None:
+    """The check above would pass vacuously if the regexes found nothing; a wrong label is caught."""
+    expr = 'sum by (pod_path) (rate(ragdown_hook_calls_total{session="x"}[5m]))'
+    labels = [label for _, matchers in SELECTOR.findall(expr) for label in MATCHER.findall(matchers)]
+    grouped = [label.strip() for grouping in GROUPING.findall(expr) for label in grouping.split(",")]
+    assert labels == ["session"]
+    assert grouped == ["pod_path"]
+    assert not {"session", "pod_path"} & exposition.labels["ragdown_hook_calls_total"]
+
+
+def test_dashboard_shape() -> None:
+    dashboard = load_dashboard()
+    assert (dashboard["uid"], dashboard["title"]) == ("ragdown", "ragdown")
+    assert dashboard["schemaVersion"] >= 36
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    folder = variables["folder"]
+    assert (folder["multi"], folder["includeAll"]) == (True, True)
+    assert variable_queries(dashboard) == ["label_values(ragdown_hook_calls_total, folder)"]
+
+    panels = all_panels(dashboard)
+    ids = [panel["id"] for panel in panels]
+    assert len(ids) == len(set(ids)), "duplicate panel ids"
+    reference = {"type": "prometheus", "uid": "${datasource}"}
+    queried = [panel for panel in panels if panel["type"] != "row"]
+    assert len(queried) >= 10
+    for panel in queried:
+        assert panel["type"] in {"timeseries", "stat"}, panel["title"]
+        assert panel.get("description"), panel["title"]
+        assert panel["datasource"] == reference, panel["title"]
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            assert target["datasource"] == reference, panel["title"]
+    assert variables["folder"]["datasource"] == reference
+
+
+def test_the_calls_show_up_where_the_panels_look(exposition: Exposition) -> None:
+    """The folder variable lists the served folder, and the hook, search and tool panels see the
+    calls made; a lone server is the primary, so it adds nothing to the reader count."""
+    folders = {
+        labels["folder"] for name, labels, _ in exposition.samples if name == "ragdown_hook_calls_total"
+    }
+    assert folders == {"notes"}
+    assert exposition.value("ragdown_hook_calls_total", folder="notes") == 1
+    assert exposition.value("ragdown_search_seconds_count", folder="notes", kind="recall") == 1
+    assert exposition.value("ragdown_tool_calls_total", tool="ragdown_recall", outcome="ok") == 1
+    assert exposition.value("ragdown_tool_calls_total", tool="ragdown_context", outcome="ok") == 1
+    assert exposition.value("ragdown_index_documents", folder="notes") > 0
+    roles = [labels["role"] for name, labels, _ in exposition.samples if name == "ragdown_build_info"]
+    assert roles == ["primary"]
