@@ -1,0 +1,80 @@
+# syntax=docker/dockerfile:1
+# One image for the server and the operator (ARCHITECTURE §1, §6): non-root, the int8 MiniLM built in.
+#
+#   docker build -t ragdown .
+#   docker run -p 3000:3000 -v "$PWD/examples/notes:/data/docs/notes" -e RAGDOWN_TOKEN=dev-token ragdown
+#       serves the folders under /data/docs (MCP at http://127.0.0.1:3000/mcp/<folder>; metrics on 9090)
+#   docker run --entrypoint ragdown-operator --no-healthcheck ragdown
+#       runs the operator (it serves no /healthz on PORT, hence --no-healthcheck); in Kubernetes the
+#       chart sets `command: ["ragdown-operator"]` and its own probes (HEALTHCHECK is Docker-only)
+
+# --- builder: a venv with ragdown installed, and the int8 model built once ------------------------
+FROM python:3.12-slim AS builder
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    LANCE_CPU_THREADS=2 \
+    RAGDOWN_MODELS=/opt/ragdown/models
+
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+
+WORKDIR /src
+# What `pip install .` needs: the project metadata (README.md is its readme) and both packages.
+COPY pyproject.toml README.md ./
+COPY server/ server/
+COPY operator/ operator/
+RUN pip install .
+
+# The default embedder builds its int8 model into RAGDOWN_MODELS at first use, which would cost
+# every new pod that build (and fail on a read-only root filesystem): index the bundled examples
+# once here so the model is built and checked now, then fail the build if it is not there.
+COPY examples/notes/ examples/notes/
+RUN RAGDOWN_DATA_DIR=/tmp/ragdown-build XDG_CACHE_HOME=/tmp/ragdown-cache \
+        ragdown index --data-dir /tmp/ragdown-build examples/notes \
+    && ls /opt/ragdown/models/minilm-q8-*.onnx /opt/ragdown/models/minilm-q8-*.onnx.json \
+    && rm -rf /tmp/ragdown-build /tmp/ragdown-cache
+
+# --- runtime ----------------------------------------------------------------------------------
+FROM python:3.12-slim
+
+LABEL org.opencontainers.image.title="ragdown" \
+      org.opencontainers.image.description="Markdown folders for AI agents over MCP, and the Kubernetes operator that serves them." \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="0.1.0"
+
+RUN groupadd --system --gid 10001 ragdown \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin ragdown \
+    && mkdir -p /data/docs /data/index \
+    && chown -R 10001:10001 /data
+
+COPY --from=builder /opt/venv /opt/venv
+COPY --from=builder /opt/ragdown/models /opt/ragdown/models
+
+# LANCE_CPU_THREADS >= 2: older lance deadlocked building the full-text index on small CPU pools
+# (ARCHITECTURE §3). XDG_CACHE_HOME points at /tmp so a read-only root filesystem only needs an
+# emptyDir there; the models are read (never written) from RAGDOWN_MODELS.
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    LANCE_CPU_THREADS=2 \
+    RAGDOWN_MODELS=/opt/ragdown/models \
+    RAGDOWN_HOST=0.0.0.0 \
+    PORT=3000 \
+    RAGDOWN_DOCS_DIR=/data/docs \
+    RAGDOWN_DATA_DIR=/data/index \
+    XDG_CACHE_HOME=/tmp/cache
+
+WORKDIR /data
+# 3000: web UI, /api and MCP; 9090: Prometheus /metrics (RAGDOWN_METRICS_PORT).
+EXPOSE 3000 9090
+
+USER 10001:10001
+
+# slim has no curl: probe /healthz with the interpreter that is there anyway, on PORT.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '3000'), timeout=3)"]
+
+ENTRYPOINT ["ragdown"]
+CMD ["serve"]
