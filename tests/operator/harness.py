@@ -47,10 +47,11 @@ async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout: floa
 
 @dataclass
 class Indexer:
-    """`ragdown serve` as the primary, as the chart's indexer runs it."""
+    """`ragdown serve` as the primary, as the chart's indexer runs it (or, with `extra_env`, a reader)."""
 
     docs: Path
     data: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -68,6 +69,7 @@ class Indexer:
             "RAGDOWN_ROLE": "primary",
             "PORT": str(self.port),
             "RAGDOWN_METRICS_PORT": "0",
+            **self.extra_env,
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ragdown.cli", "serve"],
@@ -217,10 +219,12 @@ class World:
 
 
 @asynccontextmanager
-async def world(tmp_path: Path, start_indexer: bool = True) -> AsyncIterator[World]:
+async def world(tmp_path: Path, start_indexer: bool = True, allowed_hosts: str = "") -> AsyncIterator[World]:
     docs = tmp_path / "docs"
     docs.mkdir()
-    indexer = Indexer(docs, tmp_path / "data")
+    indexer = Indexer(
+        docs, tmp_path / "data", {"RAGDOWN_ALLOWED_HOSTS": allowed_hosts} if allowed_hosts else {}
+    )
     if start_indexer:
         indexer.start()
         await indexer.ready()
