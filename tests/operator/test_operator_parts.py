@@ -1,0 +1,124 @@
+"""The operator's pure parts: reading a spec, what it asks of the indexer, drift, the Ingress it wants,
+and how conditions move."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdown.folders.manage import FOLDER_TOOLS
+from ragdown_operator.indexer import FolderState
+from ragdown_operator.ingress import folder_ingress
+from ragdown_operator.settings import OperatorSettings
+from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
+from ragdown_operator.status import Condition, conditions
+
+MANAGER = "RagdownFolder team/work"
+
+
+def test_the_folder_defaults_to_the_resource_name_and_every_setting_is_stated() -> None:
+    spec = FolderSpec.of({"mcp": True, "hook": {"topK": 2}}, "work")
+    assert spec.folder == "work"
+    assert spec.deletionPolicy == "Retain"
+    assert spec.settings(MANAGER) == {
+        "title": "",
+        "mcp": True,
+        "read_only": False,
+        "disabled_tools": [],
+        "hook": {"top_k": 2, "min_score": None, "min_ratio": None, "max_chars": None},
+        "managed_by": MANAGER,
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ({"folder": ".hidden"}, "spec.folder"),
+        ({"folder": "node_modules"}, "spec.folder"),
+        ({"mcp": "yes"}, "spec.mcp"),
+        ({"hook": {"topK": 500}}, "spec.hook.topK"),
+        ({"hook": {"minScore": 2}}, "spec.hook.minScore"),
+        ({"disabledTools": ["ragdown_nope"]}, "spec.disabledTools.0"),
+        ({"deletionPolicy": "Purge"}, "spec.deletionPolicy"),
+        ({"colour": "red"}, "spec.colour"),
+    ],
+)
+def test_an_invalid_spec_names_the_field(spec: dict[str, object], where: str) -> None:
+    with pytest.raises(InvalidSpecError) as raised:
+        FolderSpec.of(spec, "work")
+    assert str(raised.value).startswith(where + ":")
+
+
+def test_the_operator_and_the_server_agree_on_the_tools() -> None:
+    assert set(TOOLS) == set(FOLDER_TOOLS)
+
+
+def test_drift_lists_only_what_differs() -> None:
+    wanted = FolderSpec.of({"title": "Work", "mcp": True, "hook": {"topK": 2}}, "work").settings(MANAGER)
+    state = FolderState(
+        {
+            "name": "work",
+            "title": "Work",
+            "mcp": True,
+            "hook": {"top_k": 2},
+            "read_only": False,
+            "disabled_tools": [],
+            "managed_by": MANAGER,
+        }
+    )
+    assert state.differs_from(wanted) == []
+    edited = FolderState({**state.raw, "mcp": False, "hook": {"top_k": 9}, "managed_by": None})
+    assert edited.differs_from(wanted) == ["hook", "managed_by", "mcp"]
+    untitled = FolderSpec.of({"mcp": True, "hook": {"topK": 2}}, "work").settings(MANAGER)
+    assert FolderState({**state.raw, "title": "work"}).differs_from(untitled) == []  # title falls back
+
+
+def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
+    settings = OperatorSettings(
+        reader_service="rd-reader",
+        reader_port=3000,
+        ingress_class="traefik",
+        ingress_host="docs.example",
+        ingress_tls_secret="docs-tls",
+        ingress_annotations='{"a": "b"}',  # type: ignore[arg-type]  # as the environment gives it
+    )
+    ingress = folder_ingress("team-notes", "Team notes", settings)
+    assert ingress["metadata"]["name"] == ingress_name("team-notes") == "team-notes-mcp"
+    assert ingress["metadata"]["annotations"] == {"a": "b", "ragdown.dev/folder": "Team notes"}
+    assert ingress["spec"]["ingressClassName"] == "traefik"
+    assert ingress["spec"]["tls"] == [{"hosts": ["docs.example"], "secretName": "docs-tls"}]
+    (path,) = ingress["spec"]["rules"][0]["http"]["paths"]
+    assert path["path"] == "/mcp/Team%20notes"
+    assert path["backend"] == {"service": {"name": "rd-reader", "port": {"number": 3000}}}
+    assert settings.endpoint_base() == "https://docs.example"
+    bare = folder_ingress("x", "x", OperatorSettings())
+    assert "host" not in bare["spec"]["rules"][0]
+    assert "ingressClassName" not in bare["spec"]
+    assert "tls" not in bare["spec"]
+
+
+def test_settings_refuse_what_would_break_later() -> None:
+    with pytest.raises(ValueError, match="http"):
+        OperatorSettings(indexer_url="ragdown-indexer:3000")
+    with pytest.raises(ValueError, match="JSON object of strings"):
+        OperatorSettings(ingress_annotations='{"a": 1}')  # type: ignore[arg-type]
+
+
+def test_ready_follows_synced_and_routed_and_times_move_only_on_a_flip() -> None:
+    first = conditions([], [Condition("Synced", False, "IndexerUnreachable", "down")], 1)
+    ready = {c["type"]: c for c in first}["Ready"]
+    assert (ready["status"], ready["reason"]) == ("False", "IndexerUnreachable")
+    stamped = [{**c, "lastTransitionTime": "2020-01-01T00:00:00Z"} for c in first]
+    again = {
+        c["type"]: c for c in conditions(stamped, [Condition("Synced", False, "IndexerUnreachable", "x")], 2)
+    }
+    assert again["Synced"]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
+    assert again["Synced"]["observedGeneration"] == 2
+    done = conditions(
+        stamped,
+        [Condition("Synced", True, "SettingsApplied", "ok"), Condition("Routed", True, "McpOff", "-")],
+        2,
+    )
+    by_type = {c["type"]: c for c in done}
+    assert [c["type"] for c in done] == ["Ready", "Synced", "Routed"]
+    assert by_type["Ready"]["status"] == "True"
+    assert by_type["Synced"]["lastTransitionTime"] != "2020-01-01T00:00:00Z"
