@@ -23,6 +23,7 @@ from ragdown_operator.constants import (
     GROUP,
     PERSISTENCE_PREFIX,
     PLURAL,
+    ROUTED,
     SYNCED,
     VERSION,
     manager_of,
@@ -112,63 +113,56 @@ def _count_ready(body: kopf.Body, ready: bool | None) -> None:
 async def run(body: kopf.Body, patch: kopf.Patch, retry: int, trigger: str) -> None:
     """One reconcile, its status, events and metrics; failures mapped to kopf's retry semantics."""
     outcome = Outcome()
-    quiet = trigger == "timer"  # a timer repeats what a handler already reported
+
+    def halt(kind: str, reason: str, message: str, again: int | None) -> NoReturn:
+        stop(body, patch, outcome, Condition(kind, False, reason, message), trigger, again)
+
     try:
         spec = FolderSpec.of(body.spec, body.metadata.name or "")
     except InvalidSpecError as error:
-        outcome.conditions.append(Condition(SYNCED, False, "InvalidSpec", str(error)))
-        write_status(patch, body, outcome, reconciled=False)
-        _count_ready(body, False)
-        metrics.RECONCILES.labels(trigger, "invalid").inc()
-        if not quiet:
-            announce(body, "Warning", "InvalidSpec", str(error))
-        raise kopf.PermanentError(f"invalid spec: {error}") from None
+        halt(SYNCED, "InvalidSpec", str(error), None)
     try:
         await RECONCILER.reconcile(body, spec, outcome)
     except IndexerUnreachable as error:
         metrics.INDEXER_UP.set(0)
-        await _retry(body, patch, outcome, "IndexerUnreachable", str(error), retry, trigger)
+        halt(SYNCED, "IndexerUnreachable", str(error), retry)
     except IndexerRefused as error:
         metrics.INDEXER_UP.set(1)
-        if error.code == "managed":
+        if error.code == "managed":  # another resource may be deleted meanwhile: keep retrying
             message = f"{error}; two RagdownFolders name folder {spec.folder}: delete one of them"
-            await _retry(body, patch, outcome, "FolderManagedElsewhere", message, retry, trigger)
-        outcome.conditions.append(Condition(SYNCED, False, "IndexerRefused", str(error)))
-        write_status(patch, body, outcome, reconciled=False)
-        _count_ready(body, False)
-        metrics.RECONCILES.labels(trigger, "refused").inc()
-        if not quiet:
-            announce(body, "Warning", "IndexerRefused", str(error))
-        raise kopf.PermanentError(f"the indexer refused the folder: {error}") from None
+            halt(SYNCED, "FolderManagedElsewhere", message, retry)
+        halt(SYNCED, "IndexerRefused", str(error), None)
     except (KubeUnavailable, httpx.HTTPStatusError) as error:
-        metrics.INDEXER_UP.set(1)
-        outcome.conditions.append(Condition(SYNCED, True, "SettingsApplied", "settings applied"))
-        await _retry(body, patch, outcome, "IngressFailed", str(error), retry, trigger, condition="Routed")
+        metrics.INDEXER_UP.set(1)  # the folder step passed: Synced is already in the outcome
+        halt(ROUTED, "IngressFailed", str(error), retry)
     metrics.INDEXER_UP.set(1)
     write_status(patch, body, outcome, reconciled=True)
     _count_ready(body, True)
     metrics.RECONCILES.labels(trigger, "ok").inc()
     for reason, message in outcome.events:
-        announce(body, "Normal", reason, message=message)
+        announce(body, "Normal", reason, message)
 
 
-async def _retry(
+def stop(
     body: kopf.Body,
     patch: kopf.Patch,
     outcome: Outcome,
-    reason: str,
-    message: str,
-    retry: int,
+    failed: Condition,
     trigger: str,
-    condition: str = SYNCED,
+    retry: int | None,
 ) -> NoReturn:
-    outcome.conditions.append(Condition(condition, False, reason, message))
+    """Record why this reconcile stopped, then hand kopf the verdict: with `retry` a TemporaryError
+    (backoff from its count), without one a PermanentError (retried only when the spec changes)."""
+    outcome.conditions.append(failed)
     write_status(patch, body, outcome, reconciled=False)
     _count_ready(body, False)
-    metrics.RECONCILES.labels(trigger, "retry").inc()
-    if trigger != "timer" and retry == 0:
-        announce(body, "Warning", reason, message=message)
-    raise kopf.TemporaryError(f"{reason}: {message}", delay=backoff(retry))
+    metrics.RECONCILES.labels(trigger, "invalid" if retry is None else "retry").inc()
+    # A timer repeats what a handler already reported, and a retry what its first attempt did.
+    if trigger != "timer" and not retry:
+        announce(body, "Warning", failed.reason, failed.message)
+    if retry is None:
+        raise kopf.PermanentError(f"{failed.reason}: {failed.message}")
+    raise kopf.TemporaryError(f"{failed.reason}: {failed.message}", delay=backoff(retry))
 
 
 @kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume")

@@ -11,21 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-FOLDER_NAME = r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$"
-TOOLS = (
-    "ragdown_context",
-    "ragdown_recall",
-    "ragdown_read_doc",
-    "ragdown_backlinks",
-    "ragdown_list",
-    "ragdown_stats",
-    "ragdown_remember",
-    "ragdown_write",
-    "ragdown_edit",
-    "ragdown_move",
-    "ragdown_delete",
-    "ragdown_reindex",
-)
+from ragdown.folders.manage import FOLDER_NAME_RE, FOLDER_TOOLS, folder_name_error
+
+# One definition each, shared with the server's /api/folders rules.
+TOOLS = FOLDER_TOOLS
 HOOK_FIELDS = {"topK": "top_k", "minScore": "min_score", "minRatio": "min_ratio", "maxChars": "max_chars"}
 
 
@@ -45,7 +34,7 @@ class HookSpec(BaseModel):
 class FolderSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    folder: str = Field(pattern=FOLDER_NAME)
+    folder: str = Field(pattern=FOLDER_NAME_RE.pattern)
     title: str = Field(default="", max_length=200)
     mcp: bool = False
     readOnly: bool = False  # noqa: N815
@@ -55,7 +44,7 @@ class FolderSpec(BaseModel):
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], name: str) -> FolderSpec:
-        """The spec with its defaults (`folder` is the resource's name), or InvalidSpec."""
+        """The spec with its defaults (`folder` is the resource's name), or InvalidSpecError."""
         data = {"folder": name, **dict(spec)}
         try:
             parsed = cls.model_validate(data)
@@ -63,8 +52,9 @@ class FolderSpec(BaseModel):
             first = error.errors()[0]
             where = "spec." + ".".join(str(p) for p in first["loc"])
             raise InvalidSpecError(f"{where}: {first['msg']} (got {first.get('input')!r})") from None
-        if parsed.folder != parsed.folder.strip() or parsed.folder == "node_modules":
-            raise InvalidSpecError(f"spec.folder: not a valid folder name: {parsed.folder!r}")
+        refusal = folder_name_error(parsed.folder)
+        if refusal:
+            raise InvalidSpecError(f"spec.folder: {refusal}")
         return parsed
 
     def settings(self, manager: str) -> dict[str, Any]:

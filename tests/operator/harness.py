@@ -45,6 +45,16 @@ async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout: floa
         await asyncio.sleep(0.2)
 
 
+def stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
 class Indexer:
     """`ragdown serve` as the primary, as the chart's indexer runs it (or, with `extra_env`, a reader)."""
@@ -88,13 +98,7 @@ class Indexer:
         await eventually(answers, "the indexer to answer")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process)
 
     def api(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
@@ -135,13 +139,7 @@ class Operator:
         )
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process)
 
 
 @dataclass

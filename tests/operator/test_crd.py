@@ -19,24 +19,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from ragdown.folders.manage import FOLDER_TOOLS
+
 ROOT = Path(__file__).resolve().parents[2]
 CRD_PATH = ROOT / "crds" / "ragdownfolder.yaml"
 CHART_CRD_PATH = ROOT / "charts" / "ragdown" / "crds" / "ragdownfolder.yaml"
 
-TOOLS = [
-    "ragdown_context",
-    "ragdown_recall",
-    "ragdown_read_doc",
-    "ragdown_backlinks",
-    "ragdown_list",
-    "ragdown_stats",
-    "ragdown_remember",
-    "ragdown_write",
-    "ragdown_edit",
-    "ragdown_move",
-    "ragdown_delete",
-    "ragdown_reindex",
-]
+TOOLS = list(FOLDER_TOOLS)  # the CRD enum must be exactly the server's folder tools
 IMMUTABLE_MESSAGE = "folder cannot be changed: create a new RagdownFolder instead"
 
 

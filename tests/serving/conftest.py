@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -125,3 +126,18 @@ def served(make_served: Callable[..., Served]) -> Served:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Until a `ragdown serve` process has indexed something and finished syncing."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            status = httpx.get(f"{url}/api/status", timeout=2).json()
+            if not status["syncing"] and status["files"]:
+                return
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        assert time.monotonic() < deadline, "serve did not become ready"
+        time.sleep(0.2)

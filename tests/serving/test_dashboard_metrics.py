@@ -27,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serving.conftest import free_port
+from tests.serving.conftest import free_port, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD_PATH = REPO / "charts" / "ragdown" / "dashboards" / "ragdown.json"
@@ -96,20 +96,6 @@ def scrape(url: str) -> Exposition:
             for sample in family.samples
         ]
     )
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            status = httpx.get(f"{url}/api/status", timeout=2).json()
-            if not status["syncing"] and status["files"]:
-                return
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        assert time.monotonic() < deadline, "serve did not become ready"
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")

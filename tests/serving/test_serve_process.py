@@ -5,16 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.serving.conftest import free_port
+from tests.serving.conftest import free_port, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -39,17 +37,7 @@ async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                status = httpx.get(f"{url}/api/status", timeout=2).json()
-                if not status["syncing"] and status["files"]:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-            assert time.monotonic() < deadline, "serve did not become ready"
-            time.sleep(0.2)
+        wait_ready(url, process)
         headers = {"Authorization": "Bearer example-token"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=30) as http,
