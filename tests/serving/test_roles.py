@@ -298,3 +298,30 @@ async def test_root_mcp_on_a_reader_sends_writes_to_the_primary(pair: tuple[Proc
         assert found.startswith("[1] via-root.md:")  # indexed by the primary, which wrote it
     finally:
         root_reader.stop()
+
+
+async def test_create_folder_on_a_reader_is_done_by_the_primary(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    data = tmp_path / "data"
+    primary = Proc(docs, data, RAGDOWN_ROLE="primary")
+    reader: Proc | None = None
+    try:
+        wait_for(lambda: primary.status()["files"] == 1, what="the primary")
+        reader = Proc(
+            docs, data, RAGDOWN_ROLE="reader", RAGDOWN_PRIMARY_URL=primary.url, RAGDOWN_ROOT_MCP="true"
+        )
+        wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+        answer = await reader.call("ragdown_create_folder", {"name": "team", "title": "Team"}, "/mcp")
+        assert answer == "created folder team (/mcp/team)"
+        config = json.loads((docs / "team/.ragdown.json").read_text(encoding="utf-8"))
+        assert config == {"title": "Team", "mcp": True, "created_by": "ragdown_create_folder"}
+        primary.stop()
+        refused = await reader.call("ragdown_create_folder", {"name": "later"}, "/mcp")
+        assert "cannot be reached, so nothing was written" in refused
+        assert not (docs / "later").exists()  # the reader never writes itself
+    finally:
+        for proc in (reader, primary):
+            if proc is not None:
+                proc.stop()

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel
 
 from ragdown.folders.scope import Scope as DocScope
+from ragdown.serving.root import ROOT_ONLY_TOOLS
 from ragdown.serving.tools import Endpoint
 
 
@@ -42,8 +43,11 @@ def internal_router(routes: Any, authorised: Any) -> APIRouter:
 
     @router.post("/tool", dependencies=[Depends(check)])
     async def tool(call: ToolCall) -> dict[str, Any]:
-        endpoint: Endpoint = routes.endpoint_for_scope(DocScope(call.scope))
-        server = routes.server(endpoint)
+        if call.tool in ROOT_ONLY_TOOLS:
+            server = routes.root_server()
+        else:
+            endpoint: Endpoint = routes.endpoint_for_scope(DocScope(call.scope))
+            server = routes.server(endpoint)
         result = await server.call_tool(call.tool, call.arguments)
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)

@@ -36,6 +36,8 @@ from ragdown.serving.tools import (
     tools_by_name,
 )
 
+# Tools only the root endpoint has: a reader forwards them to the primary's root server.
+ROOT_ONLY_TOOLS = frozenset({"ragdown_create_folder"})
 NEEDS_FOLDER = frozenset(
     {
         "ragdown_read_doc",
@@ -260,6 +262,11 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
 
     def ragdown_create_folder(name: Annotated[str, Field(min_length=1)], title: str | None = None) -> str:
         """Create a new folder with MCP turned on (for notes of a new project or team)."""
+        if root.forward is not None:  # a reader: the primary creates it, as it runs every write
+            text, is_error = root.forward("ragdown_create_folder", "", {"name": name, "title": title})
+            if is_error:
+                raise Refusal(400, text)
+            return text
         create_folder(
             engine.docs_dir, name, {"title": title, "mcp": True}, created_by="ragdown_create_folder"
         )
