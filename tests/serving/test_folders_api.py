@@ -192,3 +192,43 @@ def test_read_only_server_allows_settings_but_not_create_rename_or_delete(
     assert config(served, "ops")["mcp"] is False
     assert (served.docs / "ops").is_dir()
     assert not (served.docs / "new").exists()
+
+
+def test_a_manager_only_adopts_by_naming_itself_and_never_renames(served: Served) -> None:
+    with served.http() as http:
+        spoofed = http.patch("/api/folders/ops", json={"managed_by": MANAGER})
+        assert spoofed.status_code == 400
+        assert "X-Ragdown-Manager" in spoofed.json()["error"]
+        # A manager cannot release or delete what it never held.
+        for answer in (
+            http.patch("/api/folders/ops", json={"managed_by": None, "mcp": False}, headers=AS_MANAGER),
+            http.delete("/api/folders/ops", params={"confirm": "ops"}, headers=AS_MANAGER),
+        ):
+            assert answer.status_code == 409
+            assert answer.json()["code"] == "not_managed"
+        assert config(served, "ops")["mcp"] is True
+        http.patch("/api/folders/ops", json={"managed_by": MANAGER}, headers=AS_MANAGER)
+        renamed = http.patch("/api/folders/ops", json={"name": "ops2"}, headers=AS_MANAGER)
+        assert (renamed.status_code, renamed.json()["code"]) == (409, "managed")
+    assert (served.docs / "ops").is_dir()
+
+
+def test_a_manager_deletes_only_a_folder_it_created(served: Served) -> None:
+    with served.http() as http:
+        http.patch("/api/folders/ops", json={"managed_by": MANAGER}, headers=AS_MANAGER)
+        kept = http.delete("/api/folders/ops", params={"confirm": "ops"}, headers=AS_MANAGER)
+        assert (kept.status_code, kept.json()["code"]) == (409, "not_created")
+        assert (served.docs / "ops" / "backups.md").is_file()
+        made = http.post("/api/folders", json={"name": "scratch", "managed_by": MANAGER}, headers=AS_MANAGER)
+        assert made.json()["folder"]["created_by"] == MANAGER
+        assert http.delete(
+            "/api/folders/scratch", params={"confirm": "scratch"}, headers=AS_MANAGER
+        ).is_success
+    assert not (served.docs / "scratch").exists()
+
+
+def test_titles_are_bounded_like_the_resource_schema(served: Served) -> None:
+    with served.http() as http:
+        refused = http.patch("/api/folders/ops", json={"title": "x" * 201})
+        assert refused.json() == {"error": "title must be at most 200 characters"}
+        assert http.patch("/api/folders/ops", json={"title": "x" * 200}).status_code == 200

@@ -24,6 +24,7 @@ from ragdown.folders.registry import Folder, read_folder
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
 MANAGER_RE = re.compile(r"^RagdownFolder (?P<namespace>[a-z0-9.-]{1,253})/(?P<name>[a-z0-9.-]{1,253})$")
 MAX_MANAGER = 300
+MAX_TITLE = 200  # as the RagdownFolder schema allows
 # The MCP tools of a folder endpoint: what `disabled_tools` may name (the CRD's enum, pinned in a test).
 FOLDER_TOOLS = (
     "ragdown_context",
@@ -59,10 +60,20 @@ def managed_refusal(folder: Folder) -> Refusal:
     return Refusal(409, f"folder {folder.name} is managed by {folder.managed_by}: {where}", "managed")
 
 
-def check_manager(folder: Folder, caller: str | None) -> None:
-    """A managed folder changes only at its manager's request."""
+def check_manager(folder: Folder, caller: str | None, *, adopting: bool = False) -> None:
+    """A managed folder changes only at its manager's request; a manager changes only its own folders
+    (or adopts one by naming itself), so releasing or deleting never touches a folder it never held.
+    `X-Ragdown-Manager` guards against mistakes, not against a holder of the token."""
     if folder.managed_by is not None and caller != folder.managed_by:
         raise managed_refusal(folder)
+    if folder.managed_by is None and caller is not None and not adopting:
+        raise Refusal(409, f"folder {folder.name} is not managed by {caller}: nothing changed", "not_managed")
+
+
+def _check_manager_value(changes: Mapping[str, Any], caller: str | None) -> None:
+    """`managed_by` may only name the caller (adopt) or be removed by it (release)."""
+    if "managed_by" in changes and changes["managed_by"] is not None and changes["managed_by"] != caller:
+        raise Refusal(400, "managed_by must equal the X-Ragdown-Manager header of the request that sets it")
 
 
 def _save(path: Path, config: Mapping[str, Any]) -> None:
@@ -77,9 +88,17 @@ def existing(docs_dir: Path, name: str) -> Folder:
 
 
 def create_folder(
-    docs_dir: Path, name: object, changes: Mapping[str, Any], *, created_by: str | None = None
+    docs_dir: Path,
+    name: object,
+    changes: Mapping[str, Any],
+    *,
+    created_by: str | None = None,
+    caller: str | None = None,
 ) -> Folder:
-    """A new folder with a `.ragdown.json` that always says `mcp`; 409 when the name is taken."""
+    """A new folder with a `.ragdown.json` that always says `mcp`; 409 when the name is taken. A
+    manager's folder records it in `created_by` too: only a folder it created may it later delete."""
+    _check_manager_value(changes, caller)
+    created_by = caller or created_by
     if name is None or name == "":
         raise Refusal(400, "name is required")
     if not isinstance(name, str):
@@ -104,7 +123,8 @@ def patch_folder(
     """The folder after `changes` (title, mcp, hook, read_only, disabled_tools, managed_by, name), and
     whether it was renamed. Everything is validated before anything is written."""
     folder = existing(docs_dir, name)
-    check_manager(folder, caller)
+    _check_manager_value(changes, caller)
+    check_manager(folder, caller, adopting=changes.get("managed_by") == caller)
     changes = dict(changes)
     new_name = changes.pop("name", None)
     if new_name is not None and not isinstance(new_name, str):
@@ -113,6 +133,8 @@ def patch_folder(
     renamed = new_name is not None and new_name != name
     if renamed:
         assert isinstance(new_name, str)
+        if folder.managed_by is not None:  # its resource names it, and a resource's folder never changes
+            raise managed_refusal(folder)
         if not can_rename:
             raise Refusal(403, "The server is read-only (RAGDOWN_READ_ONLY)")
         error = folder_name_error(new_name)
@@ -122,12 +144,16 @@ def patch_folder(
         if target.exists() or target.is_symlink():
             raise Refusal(409, f"already exists: {new_name}")
     path = docs_dir / name
+    if renamed:  # first: a failed rename leaves the settings as they were
+        assert isinstance(new_name, str)
+        try:
+            path.rename(docs_dir / new_name)
+        except OSError as error:
+            raise Refusal(409, f"cannot rename {name} to {new_name}: {error.strerror}") from None
+        path = docs_dir / new_name
+        name = new_name
     if config != folder.config:
         _save(path, config)
-    if renamed:
-        assert isinstance(new_name, str)
-        path.rename(docs_dir / new_name)
-        name = new_name
     return existing(docs_dir, name), renamed
 
 
@@ -137,6 +163,13 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
     if confirm != name:
         raise Refusal(400, f"confirm must repeat the folder's name: ?confirm={name}")
     check_manager(folder, caller)
+    if caller is not None and folder.config.get("created_by") != caller:
+        raise Refusal(
+            409,
+            f"folder {name} existed before {caller} managed it, so its documents are not deleted: "
+            "remove it by hand if that is what you want",
+            "not_created",
+        )
     shutil.rmtree(docs_dir / folder.name)
 
 
@@ -149,6 +182,8 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         title = changes["title"]
         if title is not None and not isinstance(title, str):
             raise Refusal(400, "title must be a string")
+        if isinstance(title, str) and len(title.strip()) > MAX_TITLE:
+            raise Refusal(400, f"title must be at most {MAX_TITLE} characters")
         if title is None or not title.strip():
             config.pop("title", None)
         else:

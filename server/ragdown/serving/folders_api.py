@@ -146,7 +146,8 @@ def folders_router(
 
         def run() -> tuple[int, dict[str, Any]]:
             changes = {k: v for k, v in body.items() if k != "name"}
-            folder = create_folder(engine.docs_dir, body.get("name"), changes)
+            caller = request.headers.get(MANAGER_HEADER)
+            folder = create_folder(engine.docs_dir, body.get("name"), changes, caller=caller)
             engine.sync()
             return 201, {"folder": described(engine, folder)}
 
