@@ -10,8 +10,10 @@ Configuration is read once, when this module is imported (by `main`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import time
 from typing import Any, NoReturn
 
 import httpx
@@ -29,7 +31,7 @@ from ragdown_operator.constants import (
     manager_of,
 )
 from ragdown_operator.indexer import IndexerClient, IndexerRefused, IndexerUnreachable
-from ragdown_operator.kube import Kube, KubeUnavailable
+from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable
 from ragdown_operator.reconcile import Outcome, Reconciler, write_status
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
@@ -41,6 +43,19 @@ INDEXER = IndexerClient(CONFIG.indexer_url, CONFIG.token, CONFIG.request_timeout
 RECONCILER = Reconciler(CONFIG, INDEXER, KUBE)
 MAX_DELAY_S = 300.0
 READY: dict[tuple[str, str], bool] = {}
+# One reconcile at a time per resource: kopf runs the timer beside the change and delete handlers, and
+# a late timer run must not re-apply an older spec (or re-create a folder the finalizer just released).
+LOCKS: dict[str, asyncio.Lock] = {}
+INDEXER_SEEN: dict[str, object] = {"reachable": None, "at": None}
+
+
+def lock_for(body: kopf.Body) -> asyncio.Lock:
+    return LOCKS.setdefault(body.metadata.uid or body.metadata.name or "", asyncio.Lock())
+
+
+def indexer_answered(reachable: bool) -> None:
+    INDEXER_SEEN.update(reachable=reachable, at=time.time())
+    metrics.INDEXER_UP.set(1 if reachable else 0)
 
 
 @kopf.on.startup()
@@ -79,15 +94,10 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 
 @kopf.on.probe(id="indexer")
-async def indexer_reachable(**_: Any) -> bool:
-    """Reported on the liveness endpoint; an unreachable indexer does not make the operator unhealthy."""
-    try:
-        await INDEXER.folder("")
-    except (IndexerUnreachable, IndexerRefused):
-        metrics.INDEXER_UP.set(0)
-        return False
-    metrics.INDEXER_UP.set(1)
-    return True
+def indexer_reachable(**_: Any) -> dict[str, object]:
+    """On the liveness endpoint: whether the indexer answered the last reconcile, and when. No call
+    from here: a slow indexer must not make the probe time out and get the operator restarted."""
+    return dict(INDEXER_SEEN)
 
 
 def announce(body: kopf.Body, kind: str, reason: str, message: str) -> None:
@@ -113,9 +123,10 @@ def _count_ready(body: kopf.Body, ready: bool | None) -> None:
 async def run(body: kopf.Body, patch: kopf.Patch, retry: int, trigger: str) -> None:
     """One reconcile, its status, events and metrics; failures mapped to kopf's retry semantics."""
     outcome = Outcome()
+    generation = body.metadata.get("generation")  # of the spec read next, before any await
 
     def halt(kind: str, reason: str, message: str, again: int | None) -> NoReturn:
-        stop(body, patch, outcome, Condition(kind, False, reason, message), trigger, again)
+        stop(body, patch, outcome, Condition(kind, False, reason, message), generation, trigger, again)
 
     try:
         spec = FolderSpec.of(body.spec, body.metadata.name or "")
@@ -124,23 +135,34 @@ async def run(body: kopf.Body, patch: kopf.Patch, retry: int, trigger: str) -> N
     try:
         await RECONCILER.reconcile(body, spec, outcome)
     except IndexerUnreachable as error:
-        metrics.INDEXER_UP.set(0)
+        indexer_answered(False)
         halt(SYNCED, "IndexerUnreachable", str(error), retry)
     except IndexerRefused as error:
-        metrics.INDEXER_UP.set(1)
+        indexer_answered(True)
         if error.code == "managed":  # another resource may be deleted meanwhile: keep retrying
             message = f"{error}; two RagdownFolders name folder {spec.folder}: delete one of them"
             halt(SYNCED, "FolderManagedElsewhere", message, retry)
+        if error.code == "reader":
+            message = f"RAGDOWN_OPERATOR_INDEXER_URL points at a reader, not the indexer: {error}"
+            halt(SYNCED, "IndexerIsReader", message, retry)
+        if error.status in (401, 403):
+            message = f"the indexer refused the operator's token ({error}): check the chart's Secret"
+            halt(SYNCED, "IndexerUnauthorized", message, retry)
         halt(SYNCED, "IndexerRefused", str(error), None)
+    except IngressConflict as error:
+        halt(ROUTED, "IngressConflict", str(error), retry)
     except (KubeUnavailable, httpx.HTTPStatusError) as error:
-        metrics.INDEXER_UP.set(1)  # the folder step passed: Synced is already in the outcome
+        indexer_answered(True)  # the folder step passed: Synced is already in the outcome
         halt(ROUTED, "IngressFailed", str(error), retry)
-    metrics.INDEXER_UP.set(1)
-    write_status(patch, body, outcome, reconciled=True)
+    indexer_answered(True)
+    write_status(patch, body, outcome, generation, reconciled=True)
     _count_ready(body, True)
     metrics.RECONCILES.labels(trigger, "ok").inc()
     for reason, message in outcome.events:
         announce(body, "Normal", reason, message)
+    if trigger != "timer":
+        for reason, message in outcome.warnings:
+            announce(body, "Warning", reason, message)
 
 
 def stop(
@@ -148,13 +170,14 @@ def stop(
     patch: kopf.Patch,
     outcome: Outcome,
     failed: Condition,
+    generation: int | None,
     trigger: str,
     retry: int | None,
 ) -> NoReturn:
     """Record why this reconcile stopped, then hand kopf the verdict: with `retry` a TemporaryError
     (backoff from its count), without one a PermanentError (retried only when the spec changes)."""
     outcome.conditions.append(failed)
-    write_status(patch, body, outcome, reconciled=False)
+    write_status(patch, body, outcome, generation, reconciled=False)
     _count_ready(body, False)
     metrics.RECONCILES.labels(trigger, "invalid" if retry is None else "retry").inc()
     # A timer repeats what a handler already reported, and a retry what its first attempt did.
@@ -169,15 +192,19 @@ def stop(
 @kopf.on.create(GROUP, VERSION, PLURAL, id="reconcile-on-create")
 @kopf.on.update(GROUP, VERSION, PLURAL, id="reconcile-on-update", field="spec")
 async def reconcile_on_change(body: kopf.Body, patch: kopf.Patch, retry: int, **_: Any) -> None:
-    await run(body, patch, retry, "change")
+    async with lock_for(body):
+        await run(body, patch, retry, "change")
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, id="resync", interval=CONFIG.resync_s, initial_delay=CONFIG.resync_s)
-async def resync(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+async def resync(body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
     """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts."""
-    # On PermanentError the status says why; the create/update handler retries when the spec changes.
-    with contextlib.suppress(kopf.PermanentError):
-        await run(body, patch, 0, "timer")
+    async with lock_for(body):
+        if body.metadata.get("deletionTimestamp"):  # the finalizer has it now
+            return
+        # On PermanentError the status says why; the change handler retries when the spec changes.
+        with contextlib.suppress(kopf.PermanentError):
+            await run(body, patch, int(kwargs.get("retry") or 0), "timer")
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy")
@@ -191,27 +218,42 @@ async def apply_deletion_policy(body: kopf.Body, retry: int, **_: Any) -> None:
     except InvalidSpecError:
         spec = None  # never applied: nothing on the indexer is ours
     try:
-        await KUBE.delete_ingress(namespace, ingress_name(name))
-        if spec is not None:
-            await _release(spec, manager_of(namespace, name), body)
+        async with lock_for(body):
+            await KUBE.delete_ingress(namespace, ingress_name(name), body.metadata.uid or "")
+            if spec is not None:
+                await _release(spec, manager_of(namespace, name), body)
     except (IndexerUnreachable, KubeUnavailable, httpx.HTTPStatusError) as error:
         if retry == 0:
             announce(body, "Warning", "DeletionWaiting", str(error))
         raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
+    except IndexerRefused as error:  # a reader, or a refused token: the folder is still ours to release
+        if retry == 0:
+            announce(body, "Warning", "DeletionWaiting", str(error))
+        raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
     _count_ready(body, None)
+    LOCKS.pop(body.metadata.uid or name, None)
 
 
 async def _release(spec: FolderSpec, manager: str, body: kopf.Body) -> None:
+    """Apply the deletion policy to the folder, if it is still ours. A folder that existed before this
+    resource adopted it is only released, even under Delete: its documents were never ours to remove."""
     try:
         if spec.deletionPolicy == "Delete":
-            await INDEXER.delete(spec.folder, manager)
-            announce(body, "Normal", "FolderDeleted", f"deleted folder {spec.folder} and its documents")
-            metrics.CHANGES.labels("folder_deleted").inc()
-        else:
-            await INDEXER.patch(spec.folder, {"mcp": False, "managed_by": None}, manager)
-            announce(body, "Normal", "FolderReleased", f"folder {spec.folder} kept, MCP turned off")
-            metrics.CHANGES.labels("folder_released").inc()
+            try:
+                await INDEXER.delete(spec.folder, manager)
+            except IndexerRefused as error:
+                if error.code != "not_created":
+                    raise
+                announce(body, "Warning", "FolderKept", str(error))
+            else:
+                announce(body, "Normal", "FolderDeleted", f"deleted folder {spec.folder} and its documents")
+                metrics.CHANGES.labels("folder_deleted").inc()
+                return
+        await INDEXER.patch(spec.folder, {"mcp": False, "managed_by": None}, manager)
+        announce(body, "Normal", "FolderReleased", f"folder {spec.folder} kept, MCP turned off")
+        metrics.CHANGES.labels("folder_released").inc()
     except IndexerRefused as error:
-        # Missing already, or another resource's folder: nothing of ours to undo.
-        if error.status not in (404, 409):
-            raise
+        # Gone already, or never ours (another resource's, or a person's): nothing to undo.
+        if error.status == 404 or error.code in ("managed", "not_managed"):
+            return
+        raise

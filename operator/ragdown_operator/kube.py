@@ -85,27 +85,47 @@ class Kube:
         return dict(response.json())
 
     async def apply_ingress(self, namespace: str, ingress: dict[str, Any]) -> str:
-        """Create the Ingress, or merge-patch it to the wanted shape: "created", "updated" or "unchanged"."""
+        """Create the Ingress or replace it with the wanted one: "created", "updated" or "unchanged".
+        An Ingress of that name that this resource does not own is never touched (IngressConflict)."""
         name = ingress["metadata"]["name"]
+        owner = _owner_uid(ingress)
         current = await self.get_ingress(namespace, name)
         if current is None:
             response = await self._call("POST", INGRESSES.format(namespace=namespace), json=ingress)
-            if response.status_code != 409:  # a create racing ours: patch below
+            if response.status_code != 409:  # 409: a create racing ours; compare and replace below
                 response.raise_for_status()
                 return "created"
             current = await self.get_ingress(namespace, name) or {}
-        if _covers(current, ingress):
+        if owner not in _owner_uids(current):
+            raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
+        if _same(current, ingress):
             return "unchanged"
+        # A merge patch from what is there to what is wanted, so a host, TLS block or annotation dropped
+        # from the settings is removed too (null deletes a key), not only what is added.
+        meta = current.get("metadata", {})
+        patch = {
+            "metadata": {
+                "labels": merge_patch(meta.get("labels") or {}, ingress["metadata"].get("labels", {})),
+                "annotations": merge_patch(
+                    meta.get("annotations") or {}, ingress["metadata"].get("annotations", {})
+                ),
+            },
+            "spec": merge_patch(current.get("spec") or {}, ingress["spec"]),
+        }
         response = await self._call(
             "PATCH",
             f"{INGRESSES.format(namespace=namespace)}/{name}",
-            json=ingress,
+            json=patch,
             headers={"Content-Type": "application/merge-patch+json"},
         )
         response.raise_for_status()
         return "updated"
 
-    async def delete_ingress(self, namespace: str, name: str) -> bool:
+    async def delete_ingress(self, namespace: str, name: str, owner: str) -> bool:
+        """Delete the Ingress if this resource (uid `owner`) owns it; False when there is none of ours."""
+        current = await self.get_ingress(namespace, name)
+        if current is None or owner not in _owner_uids(current):
+            return False
         response = await self._call("DELETE", f"{INGRESSES.format(namespace=namespace)}/{name}")
         if response.status_code == 404:
             return False
@@ -113,14 +133,37 @@ class Kube:
         return True
 
 
-def _covers(current: Any, wanted: Any) -> bool:
-    """Whether `current` already holds everything in `wanted` (the API adds fields of its own)."""
-    if isinstance(wanted, dict):
-        return isinstance(current, dict) and all(_covers(current.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list):
-        return (
-            isinstance(current, list)
-            and len(current) == len(wanted)
-            and all(_covers(c, w) for c, w in zip(current, wanted, strict=True))
-        )
-    return bool(current == wanted)
+class IngressConflict(Exception):  # noqa: N818
+    """An Ingress with the wanted name belongs to someone else."""
+
+
+def _owner_uid(obj: dict[str, Any]) -> str:
+    uids = _owner_uids(obj)
+    return uids[0] if uids else ""
+
+
+def _owner_uids(obj: dict[str, Any]) -> list[str]:
+    return [str(ref.get("uid")) for ref in obj.get("metadata", {}).get("ownerReferences") or []]
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch turning `old` into `new` (null deletes a key; lists are replaced)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict[str, Any] = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        if key not in old or old[key] != value:
+            patch[key] = merge_patch(old.get(key), value)
+    return patch
+
+
+def _same(current: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """Whether `current` is the wanted Ingress: the same spec, and our labels, annotations and owner.
+    The API server adds status and metadata of its own; a person's edit to the spec is drift."""
+    meta, want = current.get("metadata", {}), wanted["metadata"]
+    return (
+        current.get("spec") == wanted["spec"]
+        and (meta.get("labels") or {}) == want.get("labels", {})
+        and (meta.get("annotations") or {}) == want.get("annotations", {})
+        and _owner_uids(current) == _owner_uids(wanted)
+    )

@@ -33,6 +33,7 @@ class Outcome:
 
     conditions: list[Condition] = field(default_factory=list)
     events: list[tuple[str, str]] = field(default_factory=list)  # (reason, message)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     files: int | None = None
     chunks: int | None = None
     endpoint: str | None = None
@@ -53,7 +54,7 @@ class Reconciler:
             try:
                 state = await self.indexer.create(spec.folder, wanted, manager)
             except IndexerRefused as error:
-                if error.status != 409:  # 409: made meanwhile (by a person, or our own timer): patch it
+                if error.status != 409 or error.code is not None:  # 409 alone: made meanwhile; patch it
                     raise
                 state = await self.indexer.folder(spec.folder)
             else:
@@ -74,7 +75,7 @@ class Reconciler:
         namespace = body.metadata.namespace or self.settings.namespace
         name = ingress_name(body.metadata.name or "")
         if not spec.mcp:
-            if await self.kube.delete_ingress(namespace, name):
+            if await self.kube.delete_ingress(namespace, name, body.metadata.uid or ""):
                 outcome.events.append(("RouteRemoved", f"MCP is off: removed Ingress {name}"))
                 metrics.CHANGES.labels("ingress_deleted").inc()
             outcome.conditions.append(Condition(ROUTED, True, "McpOff", "MCP is off: no route"))
@@ -87,6 +88,14 @@ class Reconciler:
                 (f"Route{done.capitalize()}", f"Ingress {name} routes {mcp_path(spec.folder)} to the readers")
             )
             metrics.CHANGES.labels(f"ingress_{done}").inc()
+        if mcp_path(spec.folder) != "/mcp/" + spec.folder:
+            outcome.warnings.append(
+                (
+                    "FolderNameNeedsEncoding",
+                    f"the MCP path is {mcp_path(spec.folder)}: some ingress controllers match the decoded "
+                    "path and will not route it; letters, digits, '-', '_' and '.' always work",
+                )
+            )
         base = self.settings.endpoint_base()
         outcome.endpoint = base + mcp_path(spec.folder) if base else mcp_path(spec.folder)
         outcome.conditions.append(
@@ -108,9 +117,11 @@ class Reconciler:
         await self.ensure_route(body, spec, outcome)
 
 
-def write_status(patch: kopf.Patch, body: kopf.Body, outcome: Outcome, *, reconciled: bool) -> None:
-    """The status after one reconcile; counts and endpoint only where this one learnt them."""
-    generation = body.metadata.get("generation")
+def write_status(
+    patch: kopf.Patch, body: kopf.Body, outcome: Outcome, generation: int | None, *, reconciled: bool
+) -> None:
+    """The status after one reconcile of `generation` (read with the spec it applied, since kopf's
+    body changes under a running handler); counts and endpoint only where this one learnt them."""
     previous: list[Any] = list(body.status.get("conditions") or [])
     patch.status["conditions"] = conditions(previous, outcome.conditions, generation)
     if outcome.files is not None:

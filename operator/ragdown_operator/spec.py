@@ -46,6 +46,8 @@ class FolderSpec(BaseModel):
     def of(cls, spec: Mapping[str, Any], name: str) -> FolderSpec:
         """The spec with its defaults (`folder` is the resource's name), or InvalidSpecError."""
         data = {"folder": name, **dict(spec)}
+        if isinstance(data.get("title"), str):  # the indexer stores it stripped: compare like with like
+            data["title"] = data["title"].strip()
         try:
             parsed = cls.model_validate(data)
         except ValidationError as error:
@@ -72,4 +74,4 @@ class FolderSpec(BaseModel):
 
 def ingress_name(resource: str) -> str:
     """The folder's Ingress, named after its resource (already a DNS name, unique in the namespace)."""
-    return resource[:249] + "-mcp"
+    return resource[:249].rstrip(".-") + "-mcp"

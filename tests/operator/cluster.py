@@ -18,22 +18,11 @@ import jsonpatch
 import kmock
 from kmock._internal import enums, k8s, rendering
 
+from ragdown_operator.kube import merge_patch
+
 RAGDOWNFOLDERS = "ragdown.dev/v1alpha1/ragdownfolders"
 INGRESSES = "networking.k8s.io/v1/ingresses"
 EVENTS = "v1/events"
-
-
-def merge_patch(old: Any, new: Any) -> Any:
-    """The merge patch that turns `old` into `new` (None deletes a key; lists are replaced whole)."""
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return copy.deepcopy(new)
-    out: dict[str, Any] = {key: None for key in old if key not in new}
-    for key, value in new.items():
-        if key not in old:
-            out[key] = copy.deepcopy(value)
-        elif old[key] != value:
-            out[key] = merge_patch(old[key], value)
-    return out
 
 
 @attrs.define(kw_only=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.operator.harness import HOST, NAMESPACE, World, eventually, world
+from tests.operator.harness import HOST, INGRESSES, NAMESPACE, World, eventually, world
 
 pytestmark = pytest.mark.anyio
 
@@ -29,6 +29,7 @@ async def test_a_new_folder_is_created_managed_routed_and_reported(tmp_path: Pat
             "mcp": True,
             "hook": {"top_k": 3, "min_score": 0.5},
             "managed_by": f"RagdownFolder {NAMESPACE}/work",
+            "created_by": f"RagdownFolder {NAMESPACE}/work",
         }
         status = found["status"]
         assert status["endpoint"] == f"http://{HOST}/mcp/work"
@@ -81,6 +82,7 @@ async def test_spec_changes_reach_the_folder_and_mcp_off_removes_the_route(tmp_p
             "disabled_tools": ["ragdown_stats"],
             "hook": {"min_score": 0.5},
             "managed_by": f"RagdownFolder {NAMESPACE}/work",
+            "created_by": f"RagdownFolder {NAMESPACE}/work",
         }
         await w.edit("work", {"mcp": False})
         found = await w.settled("work")
@@ -143,7 +145,7 @@ async def test_an_unreachable_indexer_is_retried_until_it_answers(tmp_path: Path
 async def test_an_invalid_spec_is_reported_and_applied_once_fixed(tmp_path: Path) -> None:
     async with world(tmp_path) as w:
         # The API server's schema would refuse these; the operator must not trust that it ran.
-        await w.apply("bad", {"folder": ".hidden", "mcp": "yes"})
+        await w.apply("bad", {"folder": "fixed", "mcp": "yes", "hook": {"topK": 500}})
 
         async def invalid() -> dict[str, object] | None:
             synced = await w.condition("bad", "Synced")
@@ -157,7 +159,7 @@ async def test_an_invalid_spec_is_reported_and_applied_once_fixed(tmp_path: Path
         assert ready["reason"] == "InvalidSpec"
         await w.event_reasons("bad", "InvalidSpec")
         assert [p.name for p in w.indexer.docs.iterdir()] == []
-        await w.edit("bad", {"folder": "fixed", "mcp": True})
+        await w.edit("bad", {"mcp": True, "hook": {"topK": 5}})  # spec.folder stays: the CRD forbids it
         await w.settled("bad")
         assert w.folder_config("fixed")["mcp"] is True
 
@@ -170,7 +172,12 @@ async def test_delete_with_retain_keeps_documents_and_turns_mcp_off(tmp_path: Pa
         await w.delete("work")
         await eventually(lambda: _gone(w, "work"), "the resource to be released")
         assert (w.indexer.docs / "work" / "keep.md").is_file()
-        kept = {"title": "Work notes", "mcp": False, "hook": {"top_k": 3, "min_score": 0.5}}
+        kept = {
+            "title": "Work notes",
+            "mcp": False,
+            "hook": {"top_k": 3, "min_score": 0.5},
+            "created_by": f"RagdownFolder {NAMESPACE}/work",  # a record of who made it, not a lock
+        }
         assert w.folder_config("work") == kept
         assert await w.ingress("work-mcp") is None
         async with w.indexer.api() as api:  # no longer managed: people may change it again
@@ -205,9 +212,61 @@ async def test_two_resources_for_one_folder_and_the_operators_own_health(tmp_pat
             health = await http.get(f"http://127.0.0.1:{w.operator.liveness_port}/healthz")
             metrics = (await http.get(f"http://127.0.0.1:{w.operator.metrics_port}/metrics")).text
         assert health.status_code == 200
-        assert health.json()["indexer"] is True
+        assert health.json()["indexer"]["reachable"] is True
         assert 'ragdown_operator_reconciles_total{outcome="ok",trigger="change"}' in metrics
         assert 'ragdown_operator_changes_total{change="folder_created"} 1.0' in metrics
+
+
+async def test_delete_policy_keeps_a_folder_that_existed_before_the_resource(tmp_path: Path) -> None:
+    async with world(tmp_path) as w:
+        (w.indexer.docs / "notes").mkdir()
+        (w.indexer.docs / "notes" / "mine.md").write_text("# Mine\n\nwritten by a person\n", encoding="utf-8")
+        await w.apply("notes", {"mcp": True, "deletionPolicy": "Delete"})
+        await w.settled("notes")
+        assert w.folder_config("notes")["managed_by"] == f"RagdownFolder {NAMESPACE}/notes"
+        await w.delete("notes")
+        await eventually(lambda: _gone(w, "notes"), "the resource to be released")
+        assert (w.indexer.docs / "notes" / "mine.md").is_file()
+        assert w.folder_config("notes") == {"mcp": False}
+        await w.event_reasons("notes", "FolderKept", "FolderReleased")
+
+
+async def test_an_ingress_that_is_not_ours_is_left_alone_and_settings_changes_reach_ours(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path) as w:
+        theirs = {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": "other-mcp", "namespace": NAMESPACE},
+            "spec": {"rules": [{"http": {"paths": []}}]},
+        }
+        (await w.kube.post(INGRESSES, json=theirs)).raise_for_status()
+        await w.apply("other", {"mcp": True})
+
+        async def conflict() -> dict[str, object] | None:
+            routed = await w.condition("other", "Routed")
+            return routed if routed and routed["reason"] == "IngressConflict" else None
+
+        await eventually(conflict, "Routed=False IngressConflict")
+        assert (await w.ingress("other-mcp") or {})["spec"] == theirs["spec"]
+        await w.delete("other")
+        await eventually(lambda: _gone(w, "other"), "the resource to be released")
+        assert await w.ingress("other-mcp") is not None  # not ours: not deleted either
+
+        await w.apply("work", WORK)
+        await w.settled("work")
+        assert (await w.ingress("work-mcp") or {})["spec"]["rules"][0]["host"] == HOST
+        # The chart's ingress host is unset: the next reconcile drops it from the route.
+        w.operator.stop()
+        w.operator.extra_env["RAGDOWN_OPERATOR_INGRESS_HOST"] = ""
+        w.operator.start()
+
+        async def hostless() -> bool:
+            rule = ((await w.ingress("work-mcp")) or {})["spec"]["rules"][0]
+            return "host" not in rule
+
+        await eventually(hostless, "the host to be removed from the route")
 
 
 async def _gone(w: World, name: str) -> bool:

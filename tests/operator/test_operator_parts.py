@@ -48,6 +48,14 @@ def test_an_invalid_spec_names_the_field(spec: dict[str, object], where: str) ->
     assert str(raised.value).startswith(where + ":")
 
 
+def test_a_padded_title_does_not_read_as_drift_forever() -> None:
+    wanted = FolderSpec.of({"title": "  Work  "}, "work").settings(MANAGER)
+    stored = FolderState({"name": "work", "title": "Work", "managed_by": MANAGER})
+    assert stored.differs_from(wanted) == []
+    assert FolderSpec.of({"title": "   "}, "work").title == ""
+    assert ingress_name("a" * 248 + ".x") == "a" * 248 + "-mcp"
+
+
 def test_the_operator_and_the_server_agree_on_the_tools() -> None:
     assert set(TOOLS) == set(FOLDER_TOOLS)
 
