@@ -21,7 +21,8 @@ class KubeUnavailable(Exception):  # noqa: N818
 
 
 def _as_file(data: str | bytes) -> str:
-    """Client certificates given inline (kubeconfig `*-data`) as a private file httpx can load."""
+    """Client certificates given inline (kubeconfig `*-data`) as a private file the SSL context loads;
+    removed again as soon as it is loaded (see client_for)."""
     fd, path = tempfile.mkstemp(prefix="ragdown-operator-")
     with os.fdopen(fd, "wb") as out:
         out.write(data if isinstance(data, bytes) else data.encode())
@@ -44,8 +45,15 @@ def client_for(info: kopf.ConnectionInfo, timeout_s: float) -> httpx.AsyncClient
             verify.load_verify_locations(cadata=ca.decode() if isinstance(ca, bytes) else ca)
     cert = info.certificate_path or (_as_file(info.certificate_data) if info.certificate_data else None)
     key = info.private_key_path or (_as_file(info.private_key_data) if info.private_key_data else None)
-    if cert and isinstance(verify, ssl.SSLContext):
-        verify.load_cert_chain(os.fsdecode(cert), os.fsdecode(key) if key else None)
+    if cert:
+        if not isinstance(verify, ssl.SSLContext):
+            verify = ssl.create_default_context() if verify else ssl._create_unverified_context()
+        try:
+            verify.load_cert_chain(os.fsdecode(cert), os.fsdecode(key) if key else None)
+        finally:
+            for given, path in ((info.certificate_data, cert), (info.private_key_data, key)):
+                if given and path:
+                    os.unlink(path)
     auth = httpx.BasicAuth(info.username, info.password or "") if info.username else None
     return httpx.AsyncClient(
         base_url=info.server, headers=headers, verify=verify, auth=auth, timeout=timeout_s

@@ -3,11 +3,19 @@ and how conditions move."""
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
+import tempfile
+from pathlib import Path
+
+import kopf
 import pytest
 
 from ragdown.folders.manage import FOLDER_TOOLS
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
+from ragdown_operator.kube import client_for
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -130,3 +138,32 @@ def test_ready_follows_synced_and_routed_and_times_move_only_on_a_flip() -> None
     assert [c["type"] for c in done] == ["Ready", "Synced", "Routed"]
     assert by_type["Ready"]["status"] == "True"
     assert by_type["Synced"]["lastTransitionTime"] != "2020-01-01T00:00:00Z"
+
+
+def test_inline_client_certificates_load_and_leave_no_files(tmp_path: Path) -> None:
+    """A kubeconfig with `client-certificate-data`: loaded into the TLS context, no key left on disk."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=test"),
+            *("-days", "1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    before = set(Path(tempfile.gettempdir()).glob("ragdown-operator-*"))
+    info = kopf.ConnectionInfo(
+        server="https://127.0.0.1:6443",
+        certificate_data=cert.read_bytes(),
+        private_key_data=key.read_bytes(),
+        token="t",
+    )
+    client = client_for(info, 5.0)
+    assert client.headers["Authorization"] == "Bearer t"
+    assert set(Path(tempfile.gettempdir()).glob("ragdown-operator-*")) == before
+    broken = kopf.ConnectionInfo(server="https://x", certificate_data=b"not a cert", private_key_data=b"no")
+    with pytest.raises(ssl.SSLError):
+        client_for(broken, 5.0)
+    assert set(Path(tempfile.gettempdir()).glob("ragdown-operator-*")) == before
