@@ -4,8 +4,10 @@ and the official MCP client speaking to it over HTTP."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -141,3 +143,22 @@ def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         assert time.monotonic() < deadline, "serve did not become ready"
         time.sleep(0.2)
+
+
+def start_serve(docs: Path, data: Path, port: int, token: str, **env: str) -> subprocess.Popen[bytes]:
+    """`ragdown serve` as a process with the hash embedder (output kept for a failure message)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        env={
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(docs),
+            "RAGDOWN_DATA_DIR": str(data),
+            "RAGDOWN_EMBEDDER": "hash",
+            "RAGDOWN_TOKEN": token,
+            "PORT": str(port),
+            "RAGDOWN_METRICS_PORT": "0",
+            **env,
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )

@@ -9,11 +9,8 @@ exposition, sample name by sample name (`ragdown_search_seconds_bucket`, not the
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serving.conftest import free_port, wait_ready
+from tests.serving.conftest import free_port, start_serve, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD_PATH = REPO / "charts" / "ragdown" / "dashboards" / "ragdown.json"
@@ -108,21 +105,7 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exposition]
     work = tmp_path_factory.mktemp("dashboard")
     shutil.copytree(REPO / "examples" / "notes", work / "docs" / "notes")
     port, metrics_port = free_port(), free_port()
-    env = {
-        **os.environ,
-        "RAGDOWN_DOCS_DIR": str(work / "docs"),
-        "RAGDOWN_DATA_DIR": str(work / "data"),
-        "RAGDOWN_EMBEDDER": "hash",
-        "RAGDOWN_TOKEN": TOKEN,
-        "PORT": str(port),
-        "RAGDOWN_METRICS_PORT": str(metrics_port),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = start_serve(work / "docs", work / "data", port, TOKEN, RAGDOWN_METRICS_PORT=str(metrics_port))
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, process)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
@@ -12,7 +9,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.serving.conftest import free_port, wait_ready
+from tests.serving.conftest import free_port, start_serve, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -20,21 +17,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:
     port = free_port()
-    env = {
-        **os.environ,
-        "RAGDOWN_DOCS_DIR": str(REPO / "examples"),
-        "RAGDOWN_DATA_DIR": str(tmp_path / "data"),
-        "RAGDOWN_EMBEDDER": "hash",
-        "RAGDOWN_TOKEN": "example-token",
-        "PORT": str(port),
-        "RAGDOWN_METRICS_PORT": "0",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = start_serve(REPO / "examples", tmp_path / "data", port, "example-token")
     try:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, process)
