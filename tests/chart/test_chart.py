@@ -416,8 +416,10 @@ def test_the_operator_runs_once_with_its_settings(render: Render) -> None:
     assert env["RAGDOWN_OPERATOR_INGRESS_CLASS"] == "traefik"
     assert env["RAGDOWN_OPERATOR_INGRESS_HOST"] == "ragdown.example.com"
     assert env["RAGDOWN_OPERATOR_INGRESS_TLS_SECRET"] == "ragdown-example-tls"
+    # cert-manager's annotation stays on the base Ingress: one certificate, reused by the MCP routes.
     assert json.loads(env["RAGDOWN_OPERATOR_INGRESS_ANNOTATIONS"]) == {
-        "traefik.ingress.kubernetes.io/router.entrypoints": "websecure"
+        "traefik.ingress.kubernetes.io/router.entrypoints": "websecure",
+        "traefik.ingress.kubernetes.io/router.middlewares": "ragdown-mcp-ratelimit@kubernetescrd",
     }
     assert env["RAGDOWN_OPERATOR_PUBLIC_URL"] == "https://ragdown.example.com"
     assert env["RAGDOWN_OPERATOR_RESYNC_S"] == "60"
@@ -494,7 +496,10 @@ def test_the_ingress_routes_people_to_the_indexer(default: Rendered, render: Ren
     assert tls["spec"]["ingressClassName"] == "traefik"
     assert tls["spec"]["rules"][0]["host"] == "ragdown.example.com"
     assert tls["spec"]["tls"] == [{"secretName": "ragdown-example-tls", "hosts": ["ragdown.example.com"]}]
-    assert tls["metadata"]["annotations"] == {"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}
+    assert tls["metadata"]["annotations"] == {
+        "traefik.ingress.kubernetes.io/router.entrypoints": "websecure",
+        "cert-manager.io/cluster-issuer": "letsencrypt",  # the certificate is issued here, once
+    }
     assert not render({"ingress": {"enabled": False}}).all("Ingress")
 
 

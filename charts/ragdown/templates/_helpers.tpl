@@ -261,3 +261,20 @@ startupProbe:
   mountPath: /var/log/ragdown
 {{- end }}
 {{- end }}
+
+{{/*
+Annotations of the operator's per-folder MCP Ingresses, as JSON: the base Ingress's without
+cert-manager.io/* (the certificate is issued once, for the base Ingress), then ingress.mcpAnnotations.
+*/}}
+{{- define "ragdown.mcpIngressAnnotations" -}}
+{{- $annotations := dict -}}
+{{- range $key, $value := .Values.ingress.annotations -}}
+{{- if not (hasPrefix "cert-manager.io/" $key) -}}
+{{- $_ := set $annotations $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- range $key, $value := .Values.ingress.mcpAnnotations -}}
+{{- $_ := set $annotations $key $value -}}
+{{- end -}}
+{{- $annotations | toJson -}}
+{{- end -}}
