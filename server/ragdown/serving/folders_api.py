@@ -88,13 +88,20 @@ def folders_router(
     router = APIRouter(prefix="/api")
 
     def counts(engine: Engine) -> tuple[Counter[str], Counter[str]]:
-        files: Counter[str] = Counter()
-        chunks: Counter[str] = Counter()
-        for path, state in engine.store.files().items():
-            folder = path.split("/", 1)[0]
-            files[folder] += 1
-            chunks[folder] += state.chunks
-        return files, chunks
+        """Documents and chunks per folder, kept until the table changes: the operator asks for every
+        folder's counts on each resync, and a scan of a large index is not free."""
+
+        def scan() -> tuple[Counter[str], Counter[str]]:
+            files: Counter[str] = Counter()
+            chunks: Counter[str] = Counter()
+            for path, state in engine.store.files().items():
+                folder = path.split("/", 1)[0]
+                files[folder] += 1
+                chunks[folder] += state.chunks
+            return files, chunks
+
+        engine.store.refresh()  # a commit by another process counts too
+        return engine.store.memo("folder_counts", scan)
 
     def described(engine: Engine, folder: Folder) -> dict[str, Any]:
         files, chunks = counts(engine)
