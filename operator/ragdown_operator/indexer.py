@@ -87,11 +87,13 @@ class IndexerClient:
         return body if isinstance(body, dict) else {}
 
     async def folder(self, name: str) -> FolderState | None:
-        body = await self._call("GET", "/api/folders")
-        for folder in body.get("folders", []):
-            if isinstance(folder, dict) and folder.get("name") == name:
-                return FolderState(folder)
-        return None
+        try:
+            body = await self._call("GET", f"/api/folders/{quote(name, safe='')}")
+        except IndexerRefused as error:
+            if error.status == 404:
+                return None
+            raise
+        return FolderState(body["folder"])
 
     async def create(self, name: str, settings: dict[str, Any], manager: str) -> FolderState:
         body = await self._call("POST", "/api/folders", manager=manager, json={"name": name, **settings})

@@ -217,7 +217,12 @@ class World:
 
 
 @asynccontextmanager
-async def world(tmp_path: Path, start_indexer: bool = True, allowed_hosts: str = "") -> AsyncIterator[World]:
+async def world(
+    tmp_path: Path,
+    start_indexer: bool = True,
+    allowed_hosts: str = "",
+    operator_env: dict[str, str] | None = None,
+) -> AsyncIterator[World]:
     docs = tmp_path / "docs"
     docs.mkdir()
     indexer = Indexer(
@@ -228,7 +233,7 @@ async def world(tmp_path: Path, start_indexer: bool = True, allowed_hosts: str =
         await indexer.ready()
     async with emulated_cluster() as cluster:
         kube_url = str(cluster.url).rstrip("/")
-        operator = Operator(kube_url, indexer.url, tmp_path / "operator.log")
+        operator = Operator(kube_url, indexer.url, tmp_path / "operator.log", dict(operator_env or {}))
         operator.start()
         try:
             async with httpx.AsyncClient(base_url=kube_url, timeout=10) as kube:

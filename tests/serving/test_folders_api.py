@@ -232,3 +232,14 @@ def test_titles_are_bounded_like_the_resource_schema(served: Served) -> None:
         refused = http.patch("/api/folders/ops", json={"title": "x" * 201})
         assert refused.json() == {"error": "title must be at most 200 characters"}
         assert http.patch("/api/folders/ops", json={"title": "x" * 200}).status_code == 200
+
+
+def test_one_folder_reads_as_it_is_listed(served: Served) -> None:
+    with served.http() as http:
+        listed = {f["name"]: f for f in http.get("/api/folders").json()["folders"]}
+        assert http.get("/api/folders/ops").json() == {"folder": listed["ops"]}
+        missing = http.get("/api/folders/nope")
+        assert (missing.status_code, missing.json()) == (404, {"error": "no such folder: nope"})
+        assert http.get("/api/folders/..%2F..").status_code == 404
+    with served.http(token=None) as http:
+        assert http.get("/api/folders/ops").status_code == 401

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from ragdown.documents.errors import Refusal
 from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.engine import Engine
-from ragdown.folders.manage import create_folder, delete_folder, patch_folder
+from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
 from ragdown.folders.registry import Folder, list_folders
 from ragdown.folders.settings import ServerSettings
 
@@ -138,6 +138,17 @@ def folders_router(
             )
             folders = [folder_json(f, files[f.name], chunks[f.name]) for f in list_folders(engine.docs_dir)]
             return 200, {"folders": folders, "loose_files": loose}
+
+        return await answer(run)
+
+    @router.get("/folders/{name:path}")
+    async def one(name: str, request: Request) -> JSONResponse:
+        """One folder, as listed: the operator reads each of its folders this way on every resync, so
+        the cost does not grow with the number of other folders."""
+
+        def run() -> tuple[int, dict[str, Any]]:
+            engine = guard(request, changes=False)
+            return 200, {"folder": described(engine, existing(engine.docs_dir, name))}
 
         return await answer(run)
 
