@@ -26,6 +26,15 @@ MANAGER_RE = re.compile(r"^RagdownFolder (?P<namespace>[a-z0-9.-]{1,253})/(?P<na
 MAX_MANAGER = 300
 MAX_TITLE = 200  # as the RagdownFolder schema allows
 # The MCP tools of a folder endpoint: what `disabled_tools` may name (the CRD's enum, pinned in a test).
+# The write tools are the ones a read-only folder hides.
+FOLDER_WRITE_TOOLS = (
+    "ragdown_remember",
+    "ragdown_write",
+    "ragdown_edit",
+    "ragdown_move",
+    "ragdown_delete",
+    "ragdown_reindex",
+)
 FOLDER_TOOLS = (
     "ragdown_context",
     "ragdown_recall",
@@ -33,12 +42,7 @@ FOLDER_TOOLS = (
     "ragdown_backlinks",
     "ragdown_list",
     "ragdown_stats",
-    "ragdown_remember",
-    "ragdown_write",
-    "ragdown_edit",
-    "ragdown_move",
-    "ragdown_delete",
-    "ragdown_reindex",
+    *FOLDER_WRITE_TOOLS,
 )
 
 

@@ -25,6 +25,7 @@ from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
 from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
 from ragdown.engine import Engine
+from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope, ScopeError
 from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
@@ -33,17 +34,7 @@ from ragdown.serving.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-WRITE_TOOLS = frozenset(
-    {
-        "ragdown_remember",
-        "ragdown_write",
-        "ragdown_edit",
-        "ragdown_move",
-        "ragdown_delete",
-        "ragdown_reindex",
-        "ragdown_create_folder",
-    }
-)
+WRITE_TOOLS = frozenset({*FOLDER_WRITE_TOOLS, "ragdown_create_folder"})
 READ = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
