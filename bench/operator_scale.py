@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.serving.conftest import free_port  # noqa: E402
+from tests.serving.conftest import free_port, start_serve, stop_process  # noqa: E402
 
 from ragdown_operator.constants import manager_of  # noqa: E402
 from ragdown_operator.indexer import IndexerClient  # noqa: E402
@@ -77,17 +76,8 @@ async def measure(folders: int) -> tuple[float, float]:
         docs = Path(tmp) / "docs"
         names = make_docs(docs, folders)
         port = free_port()
-        env = {
-            **os.environ,
-            "RAGDOWN_DOCS_DIR": str(docs),
-            "RAGDOWN_DATA_DIR": str(Path(tmp) / "data"),
-            "RAGDOWN_EMBEDDER": "hash",
-            "RAGDOWN_TOKEN": TOKEN,
-            "PORT": str(port),
-            "RAGDOWN_METRICS_PORT": "0",
-        }
-        cmd = [sys.executable, "-m", "ragdown.cli", "serve"]
-        server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        quiet = subprocess.DEVNULL
+        server = start_serve(docs, Path(tmp) / "data", port, TOKEN, stdout=quiet, stderr=quiet)
         url = f"http://127.0.0.1:{port}"
         indexer = IndexerClient(url, TOKEN, 60)
         try:
@@ -103,8 +93,7 @@ async def measure(folders: int) -> tuple[float, float]:
             return best, best / folders * 1000
         finally:
             await indexer.close()
-            server.terminate()
-            server.wait()
+            stop_process(server)
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import httpx
 
 from tests.operator.cluster import Cluster, emulated_cluster
-from tests.serving.conftest import free_port
+from tests.serving.conftest import free_port, start_serve, stop_process
 
 TOKEN = "operator-test-token"
 NAMESPACE = "team"
@@ -45,16 +45,6 @@ async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout: floa
         await asyncio.sleep(0.2)
 
 
-def stop(process: subprocess.Popen[bytes] | None) -> None:
-    if process is not None and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @dataclass
 class Indexer:
     """`ragdown serve` as the primary, as the chart's indexer runs it (or, with `extra_env`, a reader)."""
@@ -70,23 +60,9 @@ class Indexer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        env = {
-            **os.environ,
-            "RAGDOWN_DOCS_DIR": str(self.docs),
-            "RAGDOWN_DATA_DIR": str(self.data),
-            "RAGDOWN_EMBEDDER": "hash",
-            "RAGDOWN_TOKEN": TOKEN,
-            "RAGDOWN_ROLE": "primary",
-            "PORT": str(self.port),
-            "RAGDOWN_METRICS_PORT": "0",
-            **self.extra_env,
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ragdown.cli", "serve"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        env = {"RAGDOWN_ROLE": "primary", **self.extra_env}
+        quiet = subprocess.DEVNULL
+        self.process = start_serve(self.docs, self.data, self.port, TOKEN, stdout=quiet, stderr=quiet, **env)
 
     async def ready(self) -> None:
         async def answers() -> bool:
@@ -98,7 +74,7 @@ class Indexer:
         await eventually(answers, "the indexer to answer")
 
     def stop(self) -> None:
-        stop(self.process)
+        stop_process(self.process)
 
     def api(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
@@ -139,7 +115,7 @@ class Operator:
         )
 
     def stop(self) -> None:
-        stop(self.process)
+        stop_process(self.process)
 
 
 @dataclass

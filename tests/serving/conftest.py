@@ -145,8 +145,18 @@ def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.2)
 
 
-def start_serve(docs: Path, data: Path, port: int, token: str, **env: str) -> subprocess.Popen[bytes]:
-    """`ragdown serve` as a process with the hash embedder (output kept for a failure message)."""
+def start_serve(
+    docs: Path,
+    data: Path,
+    port: int,
+    token: str,
+    *,
+    stdout: int = subprocess.PIPE,
+    stderr: int = subprocess.PIPE,
+    **env: str,
+) -> subprocess.Popen[bytes]:
+    """`ragdown serve` as a process with the hash embedder (output kept for a failure message unless
+    `stdout`/`stderr` say otherwise); `env` adds to or overrides its variables."""
     return subprocess.Popen(
         [sys.executable, "-m", "ragdown.cli", "serve"],
         env={
@@ -159,6 +169,17 @@ def start_serve(docs: Path, data: Path, port: int, token: str, **env: str) -> su
             "RAGDOWN_METRICS_PORT": "0",
             **env,
         },
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=stdout,
+        stderr=stderr,
     )
+
+
+def stop_process(process: subprocess.Popen[bytes] | None) -> None:
+    """Terminate, and kill what does not stop within 20 s."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

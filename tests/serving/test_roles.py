@@ -5,10 +5,8 @@ is killed."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.serving.conftest import free_port
+from tests.serving.conftest import free_port, start_serve, stop_process
 
 pytestmark = pytest.mark.anyio
 TOKEN = "roles-token"
@@ -45,24 +43,13 @@ class Proc:
         self.metrics_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
-            **os.environ,
-            "RAGDOWN_DOCS_DIR": str(docs),
-            "RAGDOWN_DATA_DIR": str(data_dir),
-            "RAGDOWN_EMBEDDER": "hash",
-            "RAGDOWN_TOKEN": TOKEN,
-            "PORT": str(self.port),
             "RAGDOWN_TAKEOVER_S": "0.5",
             "RAGDOWN_HOOK_MIN_SCORE": "0",
             "RAGDOWN_HOOK_MIN_RATIO": "0",
             "RAGDOWN_METRICS_PORT": str(self.metrics_port),
             **extra_env,
         }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ragdown.cli", "serve"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        self.process = start_serve(docs, data_dir, self.port, TOKEN, stdout=subprocess.DEVNULL, **env)
 
     def status(self) -> dict[str, Any]:
         return dict(httpx.get(f"{self.url}/api/status", timeout=2).json())
@@ -76,12 +63,7 @@ class Proc:
             return "".join(getattr(c, "text", "") for c in result.content)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process)
 
 
 @pytest.fixture
