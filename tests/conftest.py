@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -75,3 +77,18 @@ def minilm(models_dir: Path) -> Embedder:
     from ragdown.indexing.embedders import create_embedder
 
     return create_embedder("minilm")
+
+
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python -m ragdown.cli ARGS` as a real process, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "ragdown.cli", *args],
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragdown.cli import main
-from tests.conftest import WriteDoc
+from tests.conftest import WriteDoc, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragdown.cli", *args], capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 def test_index_then_search_as_real_processes(docs: Path, data_dir: Path, write: WriteDoc) -> None:
@@ -191,25 +185,9 @@ def test_batch_search_answers_each_line_like_a_single_search(
 
 def test_batch_search_reads_stdin(docs: Path, data_dir: Path, write: WriteDoc) -> None:
     write("a.md", "# Kestrel\nKestrel ingest pipeline")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragdown.cli",
-            "search",
-            str(docs),
-            "--queries",
-            "-",
-            "--data-dir",
-            str(data_dir),
-            "--embedder",
-            "hash",
-        ],
+    result = run_cli(
+        *("search", str(docs), "--queries", "-", "--data-dir", str(data_dir), "--embedder", "hash"),
         input='{"id": "x", "query": "kestrel ingest"}\n',
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["hits"][0]["path"] == "a.md"

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import run_cli
 from tests.serving.conftest import Served
 
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
@@ -45,23 +44,11 @@ def test_responses_say_how_long_a_connection_is_kept(served: Served) -> None:
 def test_serve_refuses_to_start_without_a_token_or_a_trusted_network(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     env = {"RAGDOWN_DOCS_DIR": str(tmp_path / "docs"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_cli("serve", env=env, timeout=120)
     assert result.returncode == 2
     assert "RAGDOWN_TOKEN" in result.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RAGDOWN_TOKEN": "x"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    missing = run_cli(
+        "serve", env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RAGDOWN_TOKEN": "x"}, timeout=120
     )
     assert missing.returncode == 2
     assert "RAGDOWN_DOCS_DIR" in missing.stderr

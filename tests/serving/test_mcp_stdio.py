@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.conftest import WriteDoc
+from tests.conftest import WriteDoc, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -68,25 +68,7 @@ async def test_stdio_read_only_hides_the_write_tools(docs: Path, data_dir: Path,
 
 
 def test_stdio_refuses_an_unknown_embedder_before_connecting(docs: Path, data_dir: Path) -> None:
-    import subprocess
-
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragdown.cli",
-            "stdio",
-            str(docs),
-            "--data-dir",
-            str(data_dir),
-            "--embedder",
-            "nope",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_cli("stdio", str(docs), "--data-dir", str(data_dir), "--embedder", "nope", timeout=120)
     assert result.returncode == 2
     assert "RAGDOWN_EMBEDDER must be minilm" in result.stderr
     assert result.stdout == ""  # nothing on the protocol stream
