@@ -222,11 +222,9 @@ async def apply_deletion_policy(body: kopf.Body, retry: int, **_: Any) -> None:
             await KUBE.delete_ingress(namespace, ingress_name(name), body.metadata.uid or "")
             if spec is not None:
                 await _release(spec, manager_of(namespace, name), body)
-    except (IndexerUnreachable, KubeUnavailable, httpx.HTTPStatusError) as error:
-        if retry == 0:
-            announce(body, "Warning", "DeletionWaiting", str(error))
-        raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
-    except IndexerRefused as error:  # a reader, or a refused token: the folder is still ours to release
+    # IndexerRefused here is a reader URL or a refused token (_release swallows "not ours"): the
+    # folder is still ours to release, so deletion waits.
+    except (IndexerUnreachable, IndexerRefused, KubeUnavailable, httpx.HTTPStatusError) as error:
         if retry == 0:
             announce(body, "Warning", "DeletionWaiting", str(error))
         raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
