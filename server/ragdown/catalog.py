@@ -7,15 +7,16 @@ is known about each document (title, tags, provenance, supersedes).
 from __future__ import annotations
 
 import json
-import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragdown.documents.atomic import file_hash, short_hash
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
+from ragdown.documents.hashes import file_hash, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.links import LinkIndex, resolve_wikilink
-from ragdown.documents.paths import is_markdown, is_skipped_entry
+from ragdown.documents.paths import check_path, is_markdown, shown
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.format import changed_date
@@ -122,14 +123,6 @@ def _json(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _scope_relative_path(scope: Scope, path: str) -> str:
-    """The scope-relative, normalised form of `path`, refusing one that leaves the scope."""
-    normalised = posixpath.normpath(path.replace("\\", "/")).lstrip("/")
-    if normalised == ".." or normalised.startswith("../") or "\0" in path:
-        raise Refusal(400, f"path is outside the docs folder: {path}")
-    return "" if normalised == "." else normalised
-
-
 def read_document(
     docs_dir: Path,
     store: ChunkStore,
@@ -140,33 +133,31 @@ def read_document(
     *,
     folders_mode: bool = False,
 ) -> DocRead:
-    """`ragdown_read_doc`: a path inside the scope, else a wikilink target resolved in the folder."""
-    relative = _scope_relative_path(scope, path)
+    """`ragdown_read_doc`: a Markdown path inside the scope, else a wikilink target resolved in the
+    folder. The path passes the path rule first, and the file is opened through `documents/files`
+    like every other, so nothing outside the scope is ever read."""
+    checked = check_path(path, markdown_only=False)
+    docs = Root(docs_dir)
+    scope_parts = tuple(scope.dir.split("/")) if scope.dir else ()
     anchor: str | None = None
     resolved_from: str | None = None
-    root_path = scope.absolute(relative) if relative else scope.dir
-    candidate = docs_dir / root_path if root_path else None
+    root_path = scope.absolute(checked.relative)
+    markdown = is_markdown(checked.name)
+    data = files.read_file(docs, (*scope_parts, *checked.parts), display=path) if markdown else None
     entries = documents(store)
-    if not (
-        relative
-        and candidate is not None
-        and candidate.is_file()
-        and not candidate.is_symlink()
-        and not any(is_skipped_entry(part) for part in root_path.split("/"))
-    ):
+    if data is None:
         # Links resolve within the folder; a target outside this scope counts as not found.
         prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""
         index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
         resolved = resolve_wikilink(index, path)
         found = prefix + resolved.path if resolved else None
-        if resolved is None or found is None or not scope.contains(found) or not is_markdown(found):
+        if found is not None and scope.contains(found) and is_markdown(found):
+            data = files.read_file(docs, found.split("/"))
+        if resolved is None or found is None or data is None:
             raise Refusal(
-                404, f"no such document: {path} (not a path, and no document by that name or alias)"
+                404, f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
             )
         root_path, anchor, resolved_from = found, resolved.anchor, path
-        candidate = docs_dir / root_path
-    assert candidate is not None
-    data = candidate.read_bytes()
     lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines = lines[:-1]

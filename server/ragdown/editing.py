@@ -7,17 +7,18 @@ between the scope and the folder (links resolve within the folder), and syncs af
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from ragdown.catalog import documents
-from ragdown.documents.atomic import file_hash, hash_matches, short_hash
-from ragdown.documents.edits import Edit, apply_edits
+from ragdown.documents import files
+from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
+from ragdown.documents.hashes import short_hash
 from ragdown.documents.links import LinkIndex, backlinks
 from ragdown.documents.move import move
-from ragdown.documents.paths import notes_dir, resolve_path
+from ragdown.documents.paths import check_path, notes_dir
 from ragdown.documents.remember import remember
-from ragdown.documents.writes import remove, save, write_document
+from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope
 
@@ -30,8 +31,9 @@ class Place:
     scope: Scope
 
     @property
-    def root(self) -> Path:
-        return self.engine.docs_dir / self.scope.dir if self.scope.dir else self.engine.docs_dir
+    def root(self) -> Root:
+        """The scope's directory: the docs dir (trusted) and the scope's parts, walked like any path."""
+        return Root(self.engine.docs_dir, tuple(self.scope.dir.split("/")) if self.scope.dir else ())
 
     @property
     def folder(self) -> str:
@@ -65,17 +67,9 @@ def write(
 
 
 def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None) -> str:
-    full = resolve_path(place.root, path, markdown_only=True).full
-    if not full.is_file() or full.is_symlink():
-        raise Refusal(404, f"no such document: {path}")
-    data = full.read_bytes()
-    current = file_hash(data)
-    if base_hash is not None and not hash_matches(base_hash, current):
-        raise Refusal(409, f"{path} was changed on disk since it was opened", "changed")
-    outcome = apply_edits(data.decode("utf-8", errors="surrogateescape"), edits)
-    result = save(place.root, path, outcome.text, base_hash=current)
+    result, replaced = edit_document(place.root, path, edits, base_hash=base_hash)
     place.engine.sync()
-    return f"edited {result.path} (replaced {outcome.replaced}, hash {short_hash(result.hash)})"
+    return f"edited {result.path} (replaced {replaced}, hash {short_hash(result.hash)})"
 
 
 def remember_note(
@@ -106,10 +100,10 @@ def remember_note(
 
 
 def move_document(place: Place, source: str, target: str) -> str:
-    folder_root = place.engine.docs_dir / place.folder if place.folder else place.engine.docs_dir
-    for given in (source, target):
-        resolve_path(place.root, given, markdown_only=False)  # both stay inside the scope
-    result = move(folder_root, place.to_folder(source), place.to_folder(target))
+    folder_root = Root(place.engine.docs_dir, (place.folder,) if place.folder else ())
+    # Both pass the path rule inside the scope before they become folder-relative.
+    from_path, to_path = (check_path(given, markdown_only=False).relative for given in (source, target))
+    result = move(folder_root, place.to_folder(from_path), place.to_folder(to_path))
     place.engine.sync()
     updated = [place.from_folder(p) for p in result.updated]
     links = f"; links updated in {', '.join(updated)}" if updated else ""
@@ -125,20 +119,21 @@ def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -
 def backlinks_of(place: Place, path: str) -> dict[str, object]:
     """The documents in the scope whose links resolve (within the folder) to `path`."""
     entries = documents(place.engine.store)
-    target = place.scope.absolute(resolve_path(place.root, path, markdown_only=True).relative)
+    target = place.scope.absolute(check_path(path, markdown_only=True).relative)
     if target not in entries:
         raise Refusal(404, f"not an indexed document: {path}")
     prefix = f"{place.folder}/" if place.folder else ""
     index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
     sources: dict[str, str] = {}
+    docs = Root(place.engine.docs_dir)
     for root_path in entries:
         if root_path != target and place.scope.contains(root_path):
             try:
-                sources[root_path[len(prefix) :]] = (place.engine.docs_dir / root_path).read_text(
-                    encoding="utf-8", errors="replace"
-                )
-            except OSError:
+                data = files.read_file(docs, root_path.split("/"))
+            except (OSError, files.NotAFolderError):
                 continue
+            if data is not None:
+                sources[root_path[len(prefix) :]] = data.decode("utf-8", errors="replace")
     found = backlinks(target[len(prefix) :], sources, index)
     return {
         "path": place.scope.relative(target),

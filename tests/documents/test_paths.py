@@ -1,14 +1,16 @@
-"""§6.9 path validation and the §7.5 RAGDOWN_NOTES_DIR rule."""
+"""The path rule (§6.9, docs/security.md): the lexical half (`check_path`), the physical half as it
+refuses a path (`documents/files.py`), and the §7.5 RAGDOWN_NOTES_DIR rule."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
-from ragdown.documents.paths import notes_dir, resolve_path, validate_path
+from ragdown.documents.files import Root
+from ragdown.documents.paths import check_path, notes_dir, shown
 
 
 @pytest.fixture
@@ -17,6 +19,18 @@ def root(tmp_path: Path) -> Path:
     (folder / "ops").mkdir(parents=True)
     (folder / "ops" / "pg.md").write_text("# Postgres\n")
     return folder
+
+
+def validate_path(root: Path, path: str, *, markdown_only: bool, create: bool = False) -> Path:
+    """Both halves of the rule, as every write applies them: the parts, then the folders on the way."""
+    checked = check_path(path, markdown_only=markdown_only)
+    at = Root.at(root)
+    if create:
+        with files.directory(at, checked.parts[:-1], create=True, display=path):
+            pass
+    else:
+        files.lstat(at, checked.parts, display=path)
+    return at.path.joinpath(*checked.parts)
 
 
 def refusal(root: Path, path: str, *, markdown_only: bool = True) -> Refusal:
@@ -40,11 +54,11 @@ def test_a_path_must_stay_inside(root: Path, path: str) -> None:
     "path", [".obsidian/x.md", "ops/.hidden.md", "node_modules/x.md", "a/node_modules/b.md", "a\0b/x.md"]
 )
 def test_a_path_the_index_skips_is_refused(root: Path, path: str) -> None:
-    assert str(refusal(root, path)) == f"path names a folder or file the index skips: {path}"
+    assert str(refusal(root, path)) == f"path names a folder or file the index skips: {shown(path)}"
 
 
 def test_a_backslash_is_a_separator_not_part_of_a_name(root: Path) -> None:
-    assert resolve_path(root, "ops\\pg.md", markdown_only=True).relative == "ops/pg.md"
+    assert check_path("ops\\pg.md", markdown_only=True).relative == "ops/pg.md"
     assert str(refusal(root, "ops\\.git\\x.md")).startswith("path names a folder or file the index skips")
 
 
@@ -75,9 +89,8 @@ def test_a_file_or_a_symlink_on_the_way_is_refused(root: Path, tmp_path: Path) -
 def test_resolves_against_the_real_path_and_normalises(root: Path, tmp_path: Path) -> None:
     alias = tmp_path / "alias"
     alias.symlink_to(root)
-    resolved = resolve_path(alias, "./ops//sub/../pg.md", markdown_only=True)
-    assert resolved.full == Path(os.path.realpath(root)) / "ops" / "pg.md"
-    assert resolved.relative == "ops/pg.md"
+    assert Root.at(alias).path == root.resolve()
+    assert check_path("./ops//sub/../pg.md", markdown_only=True).relative == "ops/pg.md"
 
 
 def test_missing_folders_are_made_only_with_create(root: Path) -> None:
@@ -106,3 +119,46 @@ def test_notes_dir_the_index_skips_is_refused(value: str) -> None:
 def test_notes_dir_must_stay_inside(value: str) -> None:
     with pytest.raises(ValueError, match=r"^RAGDOWN_NOTES_DIR must be a path inside the folder: "):
         notes_dir(value)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("a\nb.md", "path contains a control character (U+000A); names are plain text: a\\u000ab.md"),
+        ("a\u202eb.md", "path contains a control character (U+202E); names are plain text: a\\u202eb.md"),
+        ("a\u2028b.md", "path contains a control character (U+2028); names are plain text: a\\u2028b.md"),
+        ("\uff0e\uff0e/x.md", "path names a look-alike of a dot or a slash: \uff0e\uff0e/x.md"),
+        ("\u2025/x.md", "path names a look-alike of a dot or a slash: \u2025/x.md"),
+        ("a\uff0fb.md", "path names a look-alike of a dot or a slash: a\uff0fb.md"),
+    ],
+)
+def test_control_characters_and_look_alikes_are_refused_by_name(path: str, message: str) -> None:
+    with pytest.raises(Refusal) as caught:
+        check_path(path, markdown_only=True)
+    assert (caught.value.status, str(caught.value)) == (400, message)
+
+
+def test_names_and_paths_are_bounded_and_a_refusal_never_repeats_a_wall_of_text() -> None:
+    check_path("a" * 252 + ".md", markdown_only=True)
+    check_path("/".join(["b" * 200] * 5) + "/c.md", markdown_only=True)
+    for path, detail in [
+        ("a" * 253 + ".md", "path is too long (a name of 256 bytes; at most 255)"),
+        ("é" * 127 + ".md", "path is too long (a name of 257 bytes; at most 255)"),
+        ("/".join(["b" * 200] * 6), "path is too long (1,205 bytes; at most 1,024)"),
+        ("a" * 5000 + ".md", "path is too long (5,003 bytes; at most 1,024)"),
+    ]:
+        with pytest.raises(Refusal) as caught:
+            check_path(path, markdown_only=True)
+        assert str(caught.value).startswith(detail + ": ")
+        assert len(str(caught.value)) < 250
+
+
+def test_shown_escapes_controls_and_cuts_long_paths() -> None:
+    assert shown("ops/a.md") == "ops/a.md"
+    assert shown("a\nb\x1b") == "a\\u000ab\\u001b"
+    assert shown("x" * 500) == "x" * 120 + "… (500 characters)"
+
+
+def test_a_path_must_be_a_string() -> None:
+    with pytest.raises(Refusal, match="path must be a string"):
+        check_path(5, markdown_only=True)  # type: ignore[arg-type]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from ragdown.documents import writes
-from ragdown.documents.atomic import create_exclusive, file_hash
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
+from ragdown.documents.hashes import file_hash
 from ragdown.documents.writes import (
     WriteResult,
     delete_document,
@@ -186,19 +188,20 @@ def test_append_refusals(root: Path) -> None:
     assert on_disk(root, "ops/backups.md").decode() == BACKUPS
 
 
-def test_append_against_a_file_changed_after_it_was_read_is_a_conflict(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real_save = writes.save
-
-    def racing_save(*args: object, **kwargs: object) -> WriteResult:
-        (root / "ops" / "backups.md").write_text("# Someone else's\n")
-        return real_save(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(writes, "save", racing_save)
-    error = refused(lambda: write_document(root, "ops/backups.md", "mine", append=True))
-    assert error.code == "changed"
-    assert on_disk(root, "ops/backups.md").decode() == "# Someone else's\n"
+def test_an_append_waits_for_a_writer_holding_the_file_and_adds_to_its_version(root: Path) -> None:
+    """Read, merge and write are one step under the file's lock: an append that starts while another
+    writer holds the file lands on that writer's version instead of overwriting it."""
+    appended = threading.Event()
+    with files.locked(Root.at(root), ("ops", "backups.md")) as held:
+        assert held.parent is not None
+        thread = threading.Thread(
+            target=lambda: (write_document(root, "ops/backups.md", "mine", append=True), appended.set())
+        )
+        thread.start()
+        assert not appended.wait(0.3)  # still waiting for the lock
+        files._replace(held.parent, held.name, b"# Someone else's\n", None)
+    thread.join(timeout=30)
+    assert on_disk(root, "ops/backups.md").decode() == "# Someone else's\n\nmine\n"
 
 
 # --- save (§6.10) ---
@@ -246,13 +249,13 @@ def test_save_with_a_stale_short_or_vanished_hash_is_refused_with_code_changed(r
 
 
 def test_save_losing_a_create_race_is_already_exists(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = create_exclusive
+    real = files._create
 
-    def racing(path: Path, data: bytes, display_path: str | None = None) -> None:
-        path.write_bytes(b"the other writer's")
-        real(path, data, display_path)
+    def racing(parent: int, name: str, data: bytes, mode: int | None) -> bool:
+        (root / "race.md").write_bytes(b"the other writer's")
+        return real(parent, name, data, mode)
 
-    monkeypatch.setattr("ragdown.documents.writes.create_exclusive", racing)
+    monkeypatch.setattr(files, "_create", racing)
     error = refused(lambda: save(root, "race.md", "mine"))
     assert (error.status, str(error)) == (409, "already exists: race.md")
     assert on_disk(root, "race.md") == b"the other writer's"
@@ -261,7 +264,7 @@ def test_save_losing_a_create_race_is_already_exists(root: Path, monkeypatch: py
 def test_a_failed_rename_leaves_the_original_and_no_temp_file(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def fail(src: object, dst: object) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
         raise OSError("no space left")
 
     monkeypatch.setattr(os, "replace", fail)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ragdown.documents import files
+from ragdown.documents.files import Root
 from ragdown.indexing.embedders.base import EmbedKind, Vectors
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.listing import list_markdown_files
@@ -146,7 +149,7 @@ def test_an_unchanged_stat_is_not_even_read(
     write("a.md", "alpha")
     syncer.sync()
 
-    def no_reads(path: Path) -> str:
+    def no_reads(root: Path, path: str) -> str:
         raise AssertionError(f"{path} was read")
 
     monkeypatch.setattr("ragdown.indexing.sync.read_text", no_reads)
@@ -221,14 +224,14 @@ def test_a_file_that_cannot_be_read_is_reported_not_dropped(
     write("locked.md", "v1")
     syncer.sync()
     write("locked.md", "v2 longer")
-    real_read = Path.read_bytes
+    real_read = files.read_file
 
-    def read_bytes(path: Path) -> bytes:
-        if path.name == "locked.md":
+    def read_file(root: Root, parts: Sequence[str], *, display: str = "") -> bytes | None:
+        if parts[-1] == "locked.md":
             raise PermissionError(13, "Permission denied")
-        return real_read(path)
+        return real_read(root, parts, display=display)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(files, "read_file", read_file)
     report = syncer.sync()
     assert [(f.path, f.error) for f in report.failed] == [("locked.md", "cannot read: Permission denied")]
     assert "locked.md" in store.files()

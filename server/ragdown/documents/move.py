@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ragdown.documents.atomic import create_exclusive, write_atomic
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
 from ragdown.documents.links import (
@@ -26,7 +27,7 @@ from ragdown.documents.links import (
     resolve_link,
     resolve_wikilink,
 )
-from ragdown.documents.paths import MARKDOWN_RE, resolve_path
+from ragdown.documents.paths import MARKDOWN_RE, check_path, is_skipped_entry
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"
@@ -46,8 +47,8 @@ class Rewrite:
 class MovePlan:
     """A validated move and every rewrite it needs, computed before anything is written."""
 
-    root: Path
-    """The folder's real path."""
+    root: Root
+    """The folder."""
     from_path: str
     to_path: str
     is_folder: bool
@@ -57,12 +58,12 @@ class MovePlan:
     """The moved document's own (always, for a document move) and every other changed document."""
 
     @property
-    def source(self) -> Path:
-        return self.root / self.from_path
+    def source(self) -> tuple[str, ...]:
+        return tuple(self.from_path.split("/"))
 
     @property
-    def destination(self) -> Path:
-        return self.root / self.to_path
+    def destination(self) -> tuple[str, ...]:
+        return tuple(self.to_path.split("/"))
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class MoveResult:
     updated: list[str]
 
 
-def move(folder_root: Path, from_rel: str, to_rel: str) -> MoveResult:
+def move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MoveResult:
     """Move `from_rel` to `to_rel` inside `folder_root` and fix the links in the folder."""
     return execute_move(plan_move(folder_root, from_rel, to_rel))
 
@@ -82,26 +83,24 @@ def move(folder_root: Path, from_rel: str, to_rel: str) -> MoveResult:
 # --- planning ---------------------------------------------------------------------------------
 
 
-def plan_move(folder_root: Path, from_rel: str, to_rel: str) -> MovePlan:
+def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
     """Validate the move and compute every document's rewritten text; nothing is written.
 
     Raises `Refusal`: 400 for a bad path, a move onto itself or into itself, 404 for a missing
     source, 409 for a taken destination.
     """
-    root = Path(os.path.realpath(folder_root))
-    source, from_path = _resolve(root, from_rel, markdown_only=False)
-    source_info = _lstat(source)
+    root = Root.at(folder_root)
+    source_info, from_path = _resolve(root, from_rel, markdown_only=False)
     is_folder = source_info is not None and stat.S_ISDIR(source_info.st_mode)
     if not is_folder:
-        source, from_path = _resolve(root, from_rel, markdown_only=True)
-    destination, to_path = _resolve(root, to_rel, markdown_only=not is_folder)
+        source_info, from_path = _resolve(root, from_rel, markdown_only=True)
+    occupied, to_path = _resolve(root, to_rel, markdown_only=not is_folder)
     if source_info is None or not (is_folder or stat.S_ISREG(source_info.st_mode)):
         raise Refusal(404, f"no such document or folder: {from_rel}")
     if from_path == to_path:
         raise Refusal(400, f"{from_rel} is already there")
     if is_folder and to_path.startswith(f"{from_path}/"):
         raise Refusal(400, f"cannot move {from_rel} into itself")
-    occupied = _lstat(destination)
     same_file = occupied is not None and _same_inode(occupied, source_info)
     if occupied is not None and not same_file:
         raise Refusal(409, f"already exists: {to_rel}")
@@ -113,7 +112,7 @@ def plan_move(folder_root: Path, from_rel: str, to_rel: str) -> MovePlan:
     texts: dict[str, tuple[bytes, str]] = {}
     aliases: dict[str, list[str]] = {}
     for path in documents:
-        read = _read_text(root / path)
+        read = _read_text(root, path)
         if read is not None:
             texts[path] = read
             aliases[path] = _aliases(read[1])
@@ -194,53 +193,35 @@ def _aliases(text: str) -> list[str]:
     return [alias for alias in read_list(front, "aliases") if alias]
 
 
-def _read_text(path: Path) -> tuple[bytes, str] | None:
+def _read_text(root: Root, path: str) -> tuple[bytes, str] | None:
     """The bytes and text of a document, or None when it is gone or not UTF-8 (left as it is)."""
+    data = files.read_file(root, path.split("/"))
+    if data is None:
+        return None
     try:
-        data = path.read_bytes()
         return data, data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return None
 
 
-def _list_files(root: Path) -> tuple[list[str], list[str]]:
+def _list_files(root: Root) -> tuple[list[str], list[str]]:
     """The folder's documents and attachments, skipping what the indexer skips (§2.4)."""
     documents: list[str] = []
     attachments: list[str] = []
-    for path in _walk(root, ""):
+    for parts, _info in files.walk_files(root, is_skipped_entry):
+        path = "/".join(parts)
         (documents if MARKDOWN_RE.search(path) else attachments).append(path)
     return documents, attachments
-
-
-def _walk(directory: Path, prefix: str) -> Iterator[str]:
-    try:
-        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "node_modules":
-            continue
-        # follow_symlinks=False: a symlink is neither a directory nor a file to the indexer.
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path), f"{prefix}{entry.name}/")
-        elif entry.is_file(follow_symlinks=False):
-            yield f"{prefix}{entry.name}"
 
 
 # --- path validation (§6.9) -------------------------------------------------------------------
 
 
-def _resolve(root: Path, path: str, *, markdown_only: bool) -> tuple[Path, str]:
-    """The absolute path and the normalised folder-relative path, or a 400 `Refusal`."""
-    resolved = resolve_path(root, path, markdown_only=markdown_only)
-    return resolved.full, resolved.relative
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+def _resolve(root: Root, path: str, *, markdown_only: bool) -> tuple[os.stat_result | None, str]:
+    """What is at `path` now (None: nothing) and its normalised folder-relative form; the path rule
+    refuses with a 400."""
+    checked = check_path(path, markdown_only=markdown_only)
+    return files.lstat(root, checked.parts, display=path), checked.relative
 
 
 def _same_inode(a: os.stat_result, b: os.stat_result) -> bool:
@@ -255,19 +236,17 @@ def execute_move(plan: MovePlan) -> MoveResult:
 
     A document changed since the plan was made keeps its own version (its links are not fixed).
     """
-    source, destination = plan.source, plan.destination
-    destination.parent.mkdir(parents=True, exist_ok=True)
     rewrites = list(plan.rewrites)
     if plan.is_folder:
         # Checked again: rename() would quietly replace an empty directory made since the plan.
-        occupied = _lstat(destination)
-        source_info = _lstat(source)
+        occupied = files.lstat(plan.root, plan.destination)
+        source_info = files.lstat(plan.root, plan.source)
         if source_info is None:
             raise Refusal(404, f"no such document or folder: {plan.from_path}")
         if occupied is not None and not _same_inode(occupied, source_info):
             raise Refusal(409, f"already exists: {plan.to_path}")
         # One rename carries the documents, the attachments and whatever else is in there.
-        os.rename(source, destination)
+        files.rename(plan.root, plan.source, plan.destination, display=plan.to_path)
     else:
         own = next((rewrite for rewrite in rewrites if rewrite.path == plan.from_path), None)
         if own is not None:
@@ -276,37 +255,43 @@ def execute_move(plan: MovePlan) -> MoveResult:
 
     updated: list[str] = []
     for rewrite in rewrites:
-        if _write_if_unchanged(plan.root / rewrite.new_path, rewrite):
+        if _write_if_unchanged(plan.root, rewrite.new_path, rewrite):
             updated.append(rewrite.new_path)
     return MoveResult(plan.from_path, plan.to_path, sorted(updated, key=lambda p: (p.casefold(), p)))
 
 
 def _move_document(plan: MovePlan, own: Rewrite | None) -> None:
     """Move the document with its own links rewritten; `own` is None when it is not UTF-8 text."""
-    source, destination = plan.source, plan.destination
     if plan.same_file:
         # Case-only rename on a case-insensitive disk: the destination *is* the source.
-        os.rename(source, destination)
+        files.rename(plan.root, plan.source, plan.destination, display=plan.to_path)
         if own is not None:
-            _write_if_unchanged(destination, own)
+            _write_if_unchanged(plan.root, plan.to_path, own)
         return
+
+    def content(current: bytes) -> bytes:
+        # Edited since it was read: it moves as it is now, keeping its own version.
+        return own.text.encode("utf-8") if own is not None and current == own.original else current
+
     try:
-        current = source.read_bytes()
-        mode = stat.S_IMODE(os.stat(source).st_mode)
-    except FileNotFoundError:
+        moved = files.move_file(plan.root, plan.source, plan.destination, content, display=plan.to_path)
+    except (FileNotFoundError, files.NotAFileError):
         raise Refusal(404, f"no such document or folder: {plan.from_path}") from None
-    # Edited since it was read: it moves as it is now, keeping its own version.
-    content = own.text.encode("utf-8") if own is not None and current == own.original else current
-    create_exclusive(destination, content, plan.to_path, mode=mode)  # a move keeps the file's permissions
-    os.unlink(source)
+    if not moved:  # a move keeps the file's permissions, and never replaces what is there
+        raise Refusal(409, f"already exists: {plan.to_path}")
 
 
-def _write_if_unchanged(path: Path, rewrite: Rewrite) -> bool:
+def _write_if_unchanged(root: Root, path: str, rewrite: Rewrite) -> bool:
+    """Write the rewritten links if the document still holds what the plan read (under its lock)."""
+    new = rewrite.text.encode("utf-8")
+
+    def change(current: bytes | None) -> bytes | None:
+        if current != rewrite.original or new == current:
+            return None
+        return new
+
     try:
-        if path.read_bytes() != rewrite.original:
-            return False
-    except OSError:
+        updated = files.update(root, path.split("/"), change)
+    except (files.NotAFileError, files.NotAFolderError):
         return False
-    if rewrite.text.encode("utf-8") != rewrite.original:
-        write_atomic(path, rewrite.text.encode("utf-8"))
-    return True
+    return updated.before == rewrite.original

@@ -1,30 +1,42 @@
-"""§6.9 path validation for writes, deletes and downloads, and the §7.5 RAGDOWN_NOTES_DIR rule.
+"""The path rule (docs/security.md): what a path from outside may name, checked before any file opens.
 
-A path is accepted only where the indexer would walk to it: relative, inside the scope, no dot
-segment or `node_modules`, and no file or symlink on the way. The indexer does not follow symlinks,
-and a write through one could land outside the docs.
+`check_path` is the lexical half, and the only way a caller's path becomes parts to open: relative,
+inside the scope after normalisation, no dot-part (nor a look-alike of one), no `node_modules`, no
+control character, each name at most 255 bytes and the whole at most 1,024. The physical half —
+no symlink at any level, folders that are real folders — is `documents/files.py`, which opens every
+part one directory at a time. Together they are the one rule for every read and write.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import posixpath
 import re
-import stat
+import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 
 from ragdown.documents.errors import Refusal
 
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
-_DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
+DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
+
+# Linux's NAME_MAX, and a bound well under PATH_MAX that no real folder of notes comes near.
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 1024
+# How much of a refused path a message repeats: enough to recognise it, never a wall of text.
+SHOWN_CHARS = 120
 
 RELATIVE_ONLY = "path must be relative to the docs folder"
 OUTSIDE = "path is outside the docs folder"
 SKIPPED = "path names a folder or file the index skips"
 MARKDOWN_ONLY = "only Markdown files (.md, .markdown, .mdx) can be written"
 NOT_A_FOLDER = "a folder on the path is a file or a symlink"
+CONTROL = "path contains a control character"
+LOOK_ALIKE = "path names a look-alike of a dot or a slash"
+TOO_LONG = "path is too long"
+
+# Characters that reorder or break what a person reads: a name holding one could forge a line of a
+# listing or hide its real extension.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def is_skipped_entry(name: str) -> bool:
@@ -46,59 +58,78 @@ def is_inside(parent: str, child: str) -> bool:
     return child == parent or child.startswith(parent if parent.endswith("/") else parent + "/")
 
 
+def control_character(text: str) -> str | None:
+    """The first character of `text` that is a control, line or paragraph separator or bidi mark."""
+    for char in text:
+        if char in _BIDI or unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return char
+    return None
+
+
+def shown(path: str) -> str:
+    """`path` as a message may repeat it: control characters escaped, at most SHOWN_CHARS kept."""
+    escaped = "".join(
+        f"\\u{ord(c):04x}" if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in path
+    )
+    if len(escaped) <= SHOWN_CHARS:
+        return escaped
+    return f"{escaped[:SHOWN_CHARS]}… ({len(path):,} characters)"
+
+
+def _looks_like_dot_or_slash(name: str) -> bool:
+    """A name that compatibility normalisation turns into a dot-part or a separator (`．．`, `／`):
+    harmless on this disk, but not on every tool that later handles the name."""
+    folded = unicodedata.normalize("NFKC", name)
+    return folded != name and (folded.startswith(".") or "/" in folded or "\\" in folded)
+
+
 @dataclass(frozen=True)
-class ResolvedPath:
-    """The absolute path under the scope's real path, and the normalised scope-relative path."""
+class DocPath:
+    """A path that passed the lexical rule: normalised parts, and them joined with `/`."""
 
-    full: Path
-    relative: str
+    parts: tuple[str, ...]
+
+    @property
+    def relative(self) -> str:
+        return "/".join(self.parts)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
 
 
-def resolve_path(root: Path, relative: str, *, markdown_only: bool, create: bool = False) -> ResolvedPath:
-    """Validate `relative` against the scope `root` (§6.9); every refusal is a 400 `<reason>: <path>`.
+def check_path(relative: str, *, markdown_only: bool) -> DocPath:
+    """The lexical rule for a scope-relative path from outside; a refusal is 400 `<reason>: <path>`."""
 
-    With `create`, missing folders on the way are made, each checked after it exists, so a folder
-    swapped for a symlink meanwhile is still refused.
-    """
+    def invalid(reason: str, detail: str = "") -> Refusal:
+        return Refusal(400, f"{reason}{detail}: {shown(relative)}")
 
-    def invalid(reason: str) -> Refusal:
-        return Refusal(400, f"{reason}: {relative}")
-
+    if not isinstance(relative, str):
+        raise Refusal(400, "path must be a string")
+    size = len(relative.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        raise invalid(TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})")
+    char = control_character(relative)
+    if char == "\0":
+        raise invalid(SKIPPED)  # the spec's wording for a NUL (BEHAVIOUR §6.9)
+    if char is not None:
+        raise invalid(CONTROL, f" (U+{ord(char):04X}); names are plain text")
     posix = relative.replace("\\", "/")
-    if not posix or posix.startswith("/") or _DRIVE_RE.match(posix):
+    if not posix or posix.startswith("/") or DRIVE_RE.match(posix):
         raise invalid(RELATIVE_ONLY)
-    segments = [s for s in posixpath.normpath(posix).split("/") if s and s != "."]
-    if not segments or ".." in segments:
+    parts = tuple(s for s in posixpath.normpath(posix).split("/") if s and s != ".")
+    if not parts or ".." in parts:
         raise invalid(OUTSIDE)
-    if not all(is_indexed_name(s) for s in segments):
+    if not all(is_indexed_name(s) for s in parts):
         raise invalid(SKIPPED)
-    if markdown_only and not is_markdown(segments[-1]):
+    if any(_looks_like_dot_or_slash(s) for s in parts):
+        raise invalid(LOOK_ALIKE)
+    longest = max(len(s.encode("utf-8", "surrogatepass")) for s in parts)
+    if longest > MAX_NAME_BYTES:
+        raise invalid(TOO_LONG, f" (a name of {longest:,} bytes; at most {MAX_NAME_BYTES})")
+    if markdown_only and not is_markdown(parts[-1]):
         raise invalid(MARKDOWN_ONLY)
-
-    real_root = os.path.realpath(root)
-    current = real_root
-    for segment in segments[:-1]:
-        current = os.path.join(current, segment)
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            if not create:
-                break  # nothing further down exists either, so nothing there can be a symlink
-            # One made by someone else meanwhile is checked below like any other folder.
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(current)
-            mode = os.lstat(current).st_mode
-        if not stat.S_ISDIR(mode):
-            raise invalid(NOT_A_FOLDER)
-    full = os.path.join(real_root, *segments)
-    if not is_inside(real_root, full):
-        raise invalid(OUTSIDE)
-    return ResolvedPath(Path(full), "/".join(segments))
-
-
-def validate_path(root: Path, relative: str, *, markdown_only: bool, create: bool = False) -> Path:
-    """`resolve_path` for callers that need only the absolute path."""
-    return resolve_path(root, relative, markdown_only=markdown_only, create=create).full
+    return DocPath(parts)
 
 
 def notes_dir(value: str) -> str:
@@ -114,4 +145,6 @@ def notes_dir(value: str) -> str:
         return ""
     if not all(is_indexed_name(segment) for segment in normalised.split("/")):
         raise ValueError(f"RAGDOWN_NOTES_DIR names a folder the index skips: {normalised}")
+    if control_character(normalised) is not None:
+        raise ValueError(f"RAGDOWN_NOTES_DIR contains a control character: {shown(normalised)}")
     return normalised

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import os
+import posixpath
+import stat
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from ragdown.documents.atomic import create_new
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
-from ragdown.documents.paths import is_inside
+from ragdown.documents.files import Root
+from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, check_path, shown
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
 from ragdown.documents.writes import json_string
 
@@ -36,11 +38,45 @@ def slug(title: str) -> str:
 
 
 def _posix_relative(target: str, start: str) -> str:
-    return os.path.relpath(target, start).replace(os.sep, "/")
+    return posixpath.relpath(f"/{target}", f"/{start}")
+
+
+def _superseded(root: Root, entry: str) -> str:
+    """The scope-relative document `entry` names; refused unless it is a document inside the scope."""
+    try:
+        path = check_path(entry, markdown_only=False)
+    except Refusal as refusal:
+        if refusal.message.startswith((OUTSIDE, RELATIVE_ONLY)):
+            raise Refusal(400, f"supersedes is outside the documents folder: {shown(entry)}") from None
+        raise Refusal(400, f"supersedes: {refusal.message}") from None
+    try:
+        info = files.lstat(root, path.parts, display=entry)
+    except files.NotAFolderError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        raise Refusal(404, f"supersedes names no document in this folder: {shown(entry)}")
+    return path.relative
+
+
+def _candidate(sub: str, base: str, number: int) -> DocPath:
+    """`<notes dir>/<base>[-n].md` through the path rule, and inside the notes dir."""
+    if base.replace("\\", "/").startswith("/") or DRIVE_RE.match(base):
+        raise Refusal(400, f"document name escapes the documents folder: {shown(base)}")
+    relative = "/".join(p for p in (sub, f"{base}{'' if number == 1 else f'-{number}'}.md") if p)
+    try:
+        path = check_path(relative, markdown_only=True)
+    except Refusal as refusal:
+        if refusal.message.startswith((OUTSIDE, RELATIVE_ONLY)):
+            raise Refusal(400, f"document name escapes the documents folder: {shown(base)}") from None
+        raise Refusal(400, f"name is not usable: {refusal.message}") from None
+    inside = tuple(sub.split("/")) if sub else ()
+    if path.parts[: len(inside)] != inside or len(path.parts) == len(inside):
+        raise Refusal(400, f"document name escapes the documents folder: {shown(base)}")
+    return path
 
 
 def remember(
-    root: Path,
+    root: Root | Path,
     *,
     title: str,
     content: str,
@@ -57,11 +93,11 @@ def remember(
     At a folder's own scope (`at_folder_root`) it goes under `notes_dir` (RAGDOWN_NOTES_DIR); at a
     subfolder scope, in the subfolder itself, already where that project's documents live. The file
     is `<name>.md`, else `<UTC date>-<slug(title)>.md`, then `-2`, `-3`… : each candidate is created
-    exclusively, so an existing file is never overwritten.
+    exclusively, so an existing file is never overwritten. The name passes the path rule like any
+    path an agent sends.
     """
-    scope = os.path.realpath(root)
+    at = Root.at(root)
     sub = normalise_notes_dir(notes_dir) if at_folder_root else ""
-    directory = os.path.join(scope, sub) if sub else scope
     day = (today or datetime.now(UTC).date()).isoformat()
     # An empty name would make `.md`, a dot file the indexer never reads.
     base = name or f"{day}-{slug(title)}"
@@ -69,21 +105,12 @@ def remember(
     # Checked before anything is written: a dangling `supersedes` would silently hide nothing, and
     # the agent that got the path wrong should hear about it rather than believe it replaced a
     # document.
-    replaced: list[str] = []
-    for entry in supersedes:
-        target = os.path.normpath(os.path.join(scope, entry))
-        if not is_inside(scope, target):
-            raise Refusal(400, f"supersedes is outside the documents folder: {entry}")
-        if not os.path.isfile(target):
-            raise Refusal(404, f"supersedes names no document in this folder: {entry}")
-        replaced.append(target)
+    replaced = [_superseded(at, entry) for entry in supersedes]
 
     number = 1
     while True:
-        full = os.path.normpath(os.path.join(directory, f"{base}{'' if number == 1 else f'-{number}'}.md"))
-        if not is_inside(directory, full):
-            raise Refusal(400, f"document name escapes the documents folder: {base}")
-        parent = os.path.dirname(full)
+        path = _candidate(sub, base, number)
+        parent = posixpath.dirname(path.relative)
         front = [
             "---",
             f"title: {json_string(title)}",
@@ -101,9 +128,8 @@ def remember(
             "---",
             "",
         ]
-        os.makedirs(parent, exist_ok=True)
         data = ("\n".join(front) + content.rstrip() + "\n").encode("utf-8", "surrogateescape")
-        if create_new(Path(full), data):
+        if files.create_file(at, path.parts, data, display=path.relative):
             break
         number += 1
-    return RememberResult(_posix_relative(full, scope), [_posix_relative(t, scope) for t in replaced])
+    return RememberResult(path.relative, replaced)

@@ -1,24 +1,29 @@
-"""Writing and deleting documents: the web-style save and delete (§6.10) and `ragdown_write` (§6.6).
+"""Writing and deleting documents: the web-style save and delete (§6.10), `ragdown_write` (§6.6) and
+`ragdown_edit` (§6.7).
 
-Paths going in are scope-relative; paths coming out are normalised and scope-relative with `/`.
-Nothing here indexes: the caller syncs afterwards.
+Paths going in are scope-relative and pass the path rule; paths coming out are normalised and
+scope-relative with `/`. Each change is decided on the file as it is under its lock
+(`files.update`), so a `base_hash` check and the write are one step. Nothing here indexes: the
+caller syncs afterwards.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdown.documents.atomic import create_exclusive, file_hash, hash_matches, write_atomic
+from ragdown.documents import files
+from ragdown.documents.edits import Edit, apply_edits
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_scalar
+from ragdown.documents.hashes import file_hash, hash_matches
 from ragdown.documents.headings import heading_range_in_lines
-from ragdown.documents.paths import resolve_path
+from ragdown.documents.paths import DocPath, check_path
+from ragdown.documents.paths import shown as shown_input
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.
 _ENCODING_ERRORS = "surrogateescape"
@@ -62,29 +67,32 @@ def stamp_provenance(text: str, created_by: str, session: str | None = None) -> 
     return newline.join([*lines[:closing], *stamp, *lines[closing:]])
 
 
-def _read_file(full: Path) -> bytes | None:
-    """The bytes of a regular file (not through a symlink); None for anything else or nothing."""
-    try:
-        if not stat.S_ISREG(os.lstat(full).st_mode):
-            return None
-        return full.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _is_kind(full: Path, kind: int) -> bool:
-    try:
-        return stat.S_IFMT(os.lstat(full).st_mode) == kind
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
 def _encode(text: str) -> bytes:
     return text.encode("utf-8", _ENCODING_ERRORS)
 
 
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", _ENCODING_ERRORS)
+
+
+def _against(base_hash: str, current: bytes | None, text: str, shown: str) -> bytes:
+    """`text` as it replaces `current`, which must still be the `base_hash` version (else 409
+    `changed`); CRLF line endings, if the file has them, are kept."""
+    if current is None or not hash_matches(base_hash, file_hash(current)):
+        what = "deleted" if current is None else "changed on disk"
+        raise Refusal(409, f"{shown} was {what} since it was opened", "changed")
+    if b"\r\n" in current:
+        text = _LINE_BREAK_RE.sub("\r\n", text)
+    return _encode(text)
+
+
+def _result(path: DocPath, updated: files.Updated) -> WriteResult:
+    assert updated.after is not None
+    return WriteResult(path.relative, updated.before is None, file_hash(updated.after))
+
+
 def save(
-    root: Path,
+    root: Root | Path,
     relative: str,
     text: str,
     *,
@@ -98,35 +106,21 @@ def save(
     version (else 409 with code `changed`), and its CRLF line endings, if it has them, are kept.
     `display_path` is how refusals name the file; the path as given by default.
     """
-    resolved = resolve_path(root, relative, markdown_only=True)
+    path = check_path(relative, markdown_only=True)
     shown = display_path or relative
-    try:
-        mode: int | None = os.lstat(resolved.full).st_mode
-    except FileNotFoundError:
-        mode = None
-    exists = mode is not None
-    if mode is not None and not stat.S_ISREG(mode):
-        raise Refusal(409, f"not a file: {shown}")
-    if exists and not overwrite and base_hash is None:
-        raise Refusal(409, f"already exists: {shown}")
-    if base_hash is not None:
-        current = _read_file(resolved.full) if exists else None
-        if current is None or not hash_matches(base_hash, file_hash(current)):
-            what = "deleted" if current is None else "changed on disk"
-            raise Refusal(409, f"{shown} was {what} since it was opened", "changed")
-        if b"\r\n" in current:
-            text = _LINE_BREAK_RE.sub("\r\n", text)
-    data = _encode(text)
-    if exists:
-        write_atomic(resolved.full, data)  # renamed over it, so a sync never reads half a file
-    else:
-        resolve_path(root, relative, markdown_only=True, create=True)
-        create_exclusive(resolved.full, data, shown)
-    return WriteResult(resolved.relative, not exists, file_hash(data))
+
+    def change(current: bytes | None) -> bytes:
+        if base_hash is not None:
+            return _against(base_hash, current, text, shown)
+        if current is not None and not overwrite:
+            raise Refusal(409, f"already exists: {shown}")
+        return _encode(text)
+
+    return _result(path, files.update(Root.at(root), path.parts, change, display=shown))
 
 
 def write_document(
-    root: Path,
+    root: Root | Path,
     relative: str,
     text: str,
     *,
@@ -140,73 +134,112 @@ def write_document(
 
     Replacing an existing document needs the `base_hash` a read gave, so an agent never overwrites a
     version it has not read. A document this creates records `created_by: ragdown_write`; one that
-    had a `created_by` keeps it; a document the user wrote stays the user's.
+    had a `created_by` keeps it; a document the user wrote stays the user's. The decision is made on
+    the file as it is under its lock, so two writers never both succeed against one version.
     """
     if heading is not None and not append:
         raise Refusal(400, "heading is for append: true")
-    resolved = resolve_path(root, relative, markdown_only=True)
-    shown = display_path or resolved.relative
-    current = _read_file(resolved.full)
+    path = check_path(relative, markdown_only=True)
+    shown = display_path or path.relative
 
-    if not append:
-        if current is not None and base_hash is None:
+    def replace(current: bytes | None) -> bytes:
+        if current is None:
+            if base_hash is not None:
+                return _against(base_hash, current, text, shown)  # refused: it was deleted
+            return _encode(stamp_provenance(text, WRITE_TOOL, session_id))
+        if base_hash is None:
             raise Refusal(
                 409, f"{shown} exists: pass the hash ragdown_read_doc returned as base_hash to replace it"
             )
-        if current is None:
-            text = stamp_provenance(text, WRITE_TOOL, session_id)
-        else:
-            front = read_front_matter(_LINE_BREAK_RE.split(current.decode("utf-8", _ENCODING_ERRORS))).front
-            created_by = read_scalar(front, "created_by")
-            if created_by:
-                text = stamp_provenance(text, created_by, read_scalar(front, "session"))
-        return save(root, resolved.relative, text, base_hash=base_hash, display_path=shown)
+        front = read_front_matter(_LINE_BREAK_RE.split(_decode(current))).front
+        created_by = read_scalar(front, "created_by")
+        stamped = stamp_provenance(text, created_by, read_scalar(front, "session")) if created_by else text
+        return _against(base_hash, current, stamped, shown)
 
-    if current is None:
-        raise Refusal(404, f"no such document: {display_path or relative}")
-    read_hash = file_hash(current)
-    if base_hash is not None and not hash_matches(base_hash, read_hash):
-        raise Refusal(409, f"{shown} was changed on disk since it was opened", "changed")
-    lines = _LINE_BREAK_RE.split(current.decode("utf-8", _ENCODING_ERRORS))
-    start, end = 0, len(lines)
-    if heading:
-        found = heading_range_in_lines(lines, heading)
-        if found is None:
-            raise Refusal(404, f'no heading "{heading}" in {shown}')
-        start, end = found  # `start` is the heading's own line, which the step back never passes
-    last = end
-    while last > start and not lines[last - 1].strip():
-        last -= 1
-    added = _LINE_BREAK_RE.split(text.rstrip())
-    merged = [*lines[:last], *([""] if last > 0 else []), *added, "", *lines[end:]]
-    # Against the hash that was read, so a write since then is a conflict rather than lost.
-    return save(root, resolved.relative, "\n".join(merged), base_hash=read_hash, display_path=shown)
+    def add(current: bytes | None) -> bytes:
+        if current is None:
+            raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
+        if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
+            raise Refusal(409, f"{shown} was changed on disk since it was opened", "changed")
+        lines = _LINE_BREAK_RE.split(_decode(current))
+        start, end = 0, len(lines)
+        if heading:
+            found = heading_range_in_lines(lines, heading)
+            if found is None:
+                raise Refusal(404, f'no heading "{heading}" in {shown}')
+            start, end = found  # `start` is the heading's own line, which the step back never passes
+        last = end
+        while last > start and not lines[last - 1].strip():
+            last -= 1
+        added = _LINE_BREAK_RE.split(text.rstrip())
+        merged = [*lines[:last], *([""] if last > 0 else []), *added, "", *lines[end:]]
+        return _against(file_hash(current), current, "\n".join(merged), shown)
+
+    updated = files.update(Root.at(root), path.parts, add if append else replace, display=shown)
+    return _result(path, updated)
+
+
+def edit_document(
+    root: Root | Path,
+    relative: str,
+    edits: list[Edit],
+    *,
+    base_hash: str | None = None,
+    display_path: str | None = None,
+) -> tuple[WriteResult, int]:
+    """`ragdown_edit` (§6.7): the exact passages replaced, all or none, on the file as it is under its
+    lock; returns the write and the number of replacements."""
+    path = check_path(relative, markdown_only=True)
+    shown = display_path or relative
+    replaced = 0
+
+    def change(current: bytes | None) -> bytes:
+        nonlocal replaced
+        if current is None:
+            raise Refusal(404, f"no such document: {shown}")
+        if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
+            raise Refusal(409, f"{shown} was changed on disk since it was opened", "changed")
+        outcome = apply_edits(_decode(current), edits)
+        replaced = outcome.replaced
+        return _against(file_hash(current), current, outcome.text, shown)
+
+    try:
+        updated = files.update(Root.at(root), path.parts, change, display=shown)
+    except files.NotAFileError:
+        raise Refusal(404, f"no such document: {shown}") from None
+    return _result(path, updated), replaced
 
 
 def delete_document(
-    root: Path, relative: str, *, base_hash: str | None = None, display_path: str | None = None
+    root: Root | Path, relative: str, *, base_hash: str | None = None, display_path: str | None = None
 ) -> str:
     """Delete one Markdown file (§6.10), only while it is still the `base_hash` version if one is given.
 
     Returns the normalised scope-relative path.
     """
-    resolved = resolve_path(root, relative, markdown_only=True)
-    current = _read_file(resolved.full)
-    if current is None:
-        raise Refusal(404, f"no such document: {display_path or relative}")
-    if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-        raise Refusal(
-            409,
-            f"{display_path or resolved.relative} changed since it was read, so it was not deleted: "
-            "read it again and decide on what it says now",
-            "changed",
-        )
-    os.unlink(resolved.full)
-    return resolved.relative
+    path = check_path(relative, markdown_only=True)
+
+    def change(current: bytes | None) -> files.Delete:
+        if current is None:
+            raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
+        if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
+            raise Refusal(
+                409,
+                f"{display_path or path.relative} changed since it was read, so it was not deleted: "
+                "read it again and decide on what it says now",
+                "changed",
+            )
+        return files.DELETE
+
+    try:
+        files.update(Root.at(root), path.parts, change, display=display_path or relative)
+    except files.NotAFileError:  # a symlink or a folder is no document
+        raise Refusal(404, f"no such document: {display_path or shown_input(relative)}") from None
+    return path.relative
 
 
 def remove(
-    root: Path,
+    root: Root | Path,
     relative: str,
     *,
     recursive: bool = False,
@@ -218,20 +251,22 @@ def remove(
     There is no trash, so a subfolder that holds anything goes only with `recursive`, and then with
     everything in it, attachments and skipped files included. Returns the scope-relative path.
     """
-    resolved = resolve_path(root, relative, markdown_only=False)
-    if not _is_kind(resolved.full, stat.S_IFDIR):
+    path = check_path(relative, markdown_only=False)
+    at = Root.at(root)
+    info = files.lstat(at, path.parts, display=relative)
+    if info is None or not stat.S_ISDIR(info.st_mode):
         return delete_document(root, relative, base_hash=base_hash, display_path=display_path)
-    shown = display_path or resolved.relative
+    shown = display_path or path.relative
     if base_hash is not None:
         raise Refusal(
             400,
             f"{shown} is a subfolder: base_hash guards one document, so leave it out to delete a subfolder",
         )
-    held = os.listdir(resolved.full)
+    held = files.scan(at, path.parts)
     if held and not recursive:
         raise Refusal(409, f"{shown} is not empty: pass recursive: true to delete everything in it")
     if held:
-        shutil.rmtree(resolved.full)
+        files.remove_tree(at, path.parts)
     else:
-        os.rmdir(resolved.full)
-    return resolved.relative
+        files.remove_empty_dir(at, path.parts)
+    return path.relative

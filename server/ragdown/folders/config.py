@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import logging
 import math
-from pathlib import Path
 from typing import Any
+
+from ragdown.documents import files
+from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
 
 log = logging.getLogger(__name__)
 
@@ -18,23 +21,25 @@ SERVER_CONFIG = ".ragdown-server.json"
 HOOK_KEYS = ("top_k", "min_score", "min_ratio", "max_chars")
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
-    """The file's JSON object, or {} when it is absent, a symlink, unreadable or not an object."""
+def read_json_object(folder: Root, name: str) -> dict[str, Any]:
+    """The file's JSON object, or {} when it is absent, a symlink (at any level), unreadable or not
+    an object."""
     try:
-        if path.is_symlink():
+        raw = files.read_file(folder, (name,))
+        if raw is None:
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        log.warning("ignoring %s: %s", path, error)
+    except (OSError, Refusal, UnicodeDecodeError, json.JSONDecodeError) as error:
+        log.warning("ignoring %s of %s: %s", name, "/".join(folder.parts) or "the docs folder", error)
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def hook_layer(path: Path) -> dict[str, Any]:
+def hook_layer(folder: Root, name: str) -> dict[str, Any]:
     """The `hook` object of a settings file ({} when it has none or it is not an object)."""
-    hook = read_json_object(path).get("hook")
+    hook = read_json_object(folder, name).get("hook")
     return hook if isinstance(hook, dict) else {}
 
 

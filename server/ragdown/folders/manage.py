@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragdown.documents.atomic import create_exclusive, write_atomic
+from ragdown.documents import files
 from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
+from ragdown.documents.paths import shown
 from ragdown.folders.config import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.folders.registry import Folder, read_folder
 
@@ -49,7 +50,7 @@ FOLDER_TOOLS = (
 def folder_name_error(name: str) -> str | None:
     if not FOLDER_NAME_RE.match(name) or name != name.strip() or name == "node_modules":
         return (
-            f'not a valid folder name: "{name}" (letters, digits, space, _ . -; up to 64; '
+            f'not a valid folder name: "{shown(name)}" (letters, digits, space, _ . -; up to 64; '
             "not starting with . or -)"
         )
     return None
@@ -80,14 +81,14 @@ def _check_manager_value(changes: Mapping[str, Any], caller: str | None) -> None
         raise Refusal(400, "managed_by must equal the X-Ragdown-Manager header of the request that sets it")
 
 
-def _save(path: Path, config: Mapping[str, Any]) -> None:
-    write_atomic(path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode())
+def _config_bytes(config: Mapping[str, Any]) -> bytes:
+    return (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode()
 
 
 def existing(docs_dir: Path, name: str) -> Folder:
     folder = read_folder(docs_dir, name)
     if folder is None:
-        raise Refusal(404, f"no such folder: {name}")
+        raise Refusal(404, f"no such folder: {shown(name)}")
     return folder
 
 
@@ -113,11 +114,9 @@ def create_folder(
     config = _apply(dict(changes), {"mcp": False})
     if created_by:
         config["created_by"] = created_by
-    path = docs_dir / name
-    if path.exists() or path.is_symlink():
+    if not files.make_dir(Root(docs_dir), (name,)):
         raise Refusal(409, f"already exists: {name}")
-    path.mkdir()
-    create_exclusive(path / FOLDER_CONFIG, (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode())
+    files.create_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), _config_bytes(config))
     return existing(docs_dir, name)
 
 
@@ -144,20 +143,17 @@ def patch_folder(
         error = folder_name_error(new_name)
         if error:
             raise Refusal(400, error)
-        target = docs_dir / new_name
-        if target.exists() or target.is_symlink():
+        if files.lstat(Root(docs_dir), (new_name,)) is not None:
             raise Refusal(409, f"already exists: {new_name}")
-    path = docs_dir / name
     if renamed:  # first: a failed rename leaves the settings as they were
         assert isinstance(new_name, str)
         try:
-            path.rename(docs_dir / new_name)
+            files.rename(Root(docs_dir), (name,), (new_name,))
         except OSError as error:
             raise Refusal(409, f"cannot rename {name} to {new_name}: {error.strerror}") from None
-        path = docs_dir / new_name
         name = new_name
     if config != folder.config:
-        _save(path, config)
+        files.write_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), _config_bytes(config))
     return existing(docs_dir, name), renamed
 
 
@@ -174,7 +170,7 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
             "remove it by hand if that is what you want",
             "not_created",
         )
-    shutil.rmtree(docs_dir / folder.name)
+    files.remove_tree(Root(docs_dir), (folder.name,))
 
 
 def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdown.documents import files
+from ragdown.documents.files import Root
 from ragdown.documents.paths import is_markdown, is_skipped_entry
 
 
@@ -18,28 +19,13 @@ class FileStat:
 def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, FileStat]:
     """Root-relative `/` paths of every indexable file, with the stat the sync compares.
 
+    The walk opens each folder from the one above without following a symlink (documents/files.py),
+    so a folder swapped for a symlink mid-walk is left out rather than followed.
     `folders_only`: the root holds folders (`serve`); Markdown loose at its top level belongs to no
     folder and is listed by the web API but never indexed."""
     found: dict[str, FileStat] = {}
-    pending: list[tuple[str, str]] = [(str(root), "")]
-    while pending:
-        directory, prefix = pending.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+    for parts, info in files.walk_files(Root(root), is_skipped_entry):
+        if (folders_only and len(parts) == 1) or not is_markdown(parts[-1]):
             continue
-        for entry in entries:
-            if is_skipped_entry(entry.name) or entry.is_symlink():
-                continue
-            relative = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                pending.append((entry.path, relative + "/"))
-            elif folders_only and not prefix:
-                continue
-            elif is_markdown(entry.name) and entry.is_file(follow_symlinks=False):
-                try:
-                    stat = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                found[relative] = FileStat(stat.st_mtime_ns / 1e6, float(stat.st_size))
+        found["/".join(parts)] = FileStat(info.st_mtime_ns / 1e6, float(info.st_size))
     return found

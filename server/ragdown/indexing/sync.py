@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ragdown.documents import files
+from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
 from ragdown.documents.metadata import parse_document
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, list_markdown_files
@@ -60,9 +63,13 @@ class SyncProgress(BaseModel):
 ProgressCallback = Callable[[SyncProgress], None]
 
 
-def read_text(path: Path) -> str:
-    """The file's text: UTF-8, with undecodable bytes replaced rather than refused."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+def read_text(root: Path, path: str) -> str:
+    """The file's text: UTF-8, with undecodable bytes replaced rather than refused. Opened through the
+    path rule's walk (no symlink at any level); FileNotFoundError when it is gone or no longer a file."""
+    data = files.read_file(Root(root), path.split("/"))
+    if data is None:
+        raise FileNotFoundError(path)
+    return data.decode("utf-8", errors="replace")
 
 
 def content_hash(text: str) -> str:
@@ -222,8 +229,8 @@ class Syncer:
             run.report.unchanged += 1
             return None
         try:
-            text = read_text(self.root / path)
-        except FileNotFoundError:
+            text = read_text(self.root, path)
+        except (FileNotFoundError, Refusal):
             log.info("%s vanished before it could be read", path)
             return None
         except OSError as error:

@@ -1,0 +1,560 @@
+"""Every file the server opens inside the docs dir, opened one directory at a time (docs/security.md).
+
+This is the physical half of the path rule (the lexical half is `paths.check_path`). Each directory
+on the way is opened relative to the one before with `O_NOFOLLOW | O_DIRECTORY`, so a symlink at any
+level — even one swapped in a moment ago — ends the walk instead of leading out of the folder; the
+last name is then read, created, renamed or removed relative to its parent's descriptor. Only the
+`Root.base` (the docs dir, resolved once at start) is trusted as a path.
+
+Writes to one file are linearizable (`update`): a stripe lock serialises this process's threads and
+flock(2) on the file serialises processes (and threads on NFS, where flock is per process); once the
+lock is granted the name is checked to still be that file, so a writer that waited while another
+renamed a new version into place starts again on the new version. Every new content goes to a
+temporary file first and reaches its name by rename (replace) or link (create), so a reader or a
+crash sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import shutil
+import stat
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ragdown.documents.errors import Refusal
+from ragdown.documents.paths import NOT_A_FOLDER, shown
+
+log = logging.getLogger(__name__)
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# Temporary files: a dot name, so neither the indexer nor the watcher ever looks at one.
+TEMP_PREFIX = ".ragdown-"
+TEMP_SUFFIX = ".tmp"
+# Errors of a link(2) the filesystem does not offer (some FUSE and SMB mounts): create in place.
+_NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
+
+
+class NotAFolderError(Refusal):
+    """A directory on the way is a symlink or a file."""
+
+
+class NotAFileError(Refusal):
+    """The name is there but is not a regular file (a folder, a symlink, a device)."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """Where a caller's paths start: a trusted directory and the parts below it (a folder, a subfolder
+    scope), which are walked like any other path."""
+
+    base: Path
+    parts: tuple[str, ...] = ()
+
+    @classmethod
+    def at(cls, path: Path | str | Root) -> Root:
+        """A root at `path`, trusted as it resolves now (the CLI's folder, a test's tmp dir)."""
+        return path if isinstance(path, Root) else cls(Path(os.path.realpath(path)))
+
+    def child(self, *parts: str) -> Root:
+        return Root(self.base, (*self.parts, *parts))
+
+    @property
+    def path(self) -> Path:
+        return self.base.joinpath(*self.parts)
+
+
+class Delete:
+    """What an `update` change returns to remove the file."""
+
+
+DELETE: Final = Delete()
+Change = Callable[[bytes | None], "bytes | Delete | None"]
+
+
+def _one_name(name: str) -> str:
+    # Callers pass parts that passed check_path or are constants; this guards against a slip.
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"not a single name: {name!r}")
+    return name
+
+
+def _not_a_folder(display: str) -> NotAFolderError:
+    return NotAFolderError(400, f"{NOT_A_FOLDER}: {shown(display)}")
+
+
+def _open_dirs(root: Root, parts: Sequence[str], *, create: bool = False, display: str = "") -> int:
+    """A descriptor of `root/parts`, every directory opened from the one before without following a
+    symlink; with `create`, missing ones are made. FileNotFoundError when one is missing."""
+    fd = os.open(root.base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in (*root.parts, *parts):
+            try:
+                following = os.open(_one_name(name), _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):  # made by someone else meanwhile: fine
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                following = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _not_a_folder(display or "/".join(parts)) from None
+                raise
+            os.close(fd)
+            fd = following
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@contextlib.contextmanager
+def directory(
+    root: Root, parts: Sequence[str] = (), *, create: bool = False, display: str = ""
+) -> Iterator[int]:
+    """`_open_dirs` as a context: the descriptor is closed on the way out."""
+    fd = _open_dirs(root, parts, create=create, display=display)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _lstat_at(parent: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def lstat(root: Root, parts: Sequence[str], *, display: str = "") -> os.stat_result | None:
+    """The entry itself (a symlink is reported as one), or None when it or a folder above is missing."""
+    *dirs, name = parts
+    try:
+        with directory(root, dirs, display=display) as parent:
+            return _lstat_at(parent, _one_name(name))
+    except FileNotFoundError:
+        return None
+
+
+def is_dir(root: Root, parts: Sequence[str] = ()) -> bool:
+    """Whether `root/parts` is a real directory reached without a symlink."""
+    try:
+        with directory(root, parts):
+            return True
+    except (FileNotFoundError, NotAFolderError):
+        return False
+
+
+def _open_regular(parent: int, name: str) -> int | None:
+    """A descriptor of the regular file `name`, or None when there is none; a device or FIFO is never
+    opened (stat first), and a file replaced between the stat and the open is looked at again."""
+    for _attempt in range(100):
+        before = _lstat_at(parent, name)
+        if before is None:
+            return None
+        if not stat.S_ISREG(before.st_mode):
+            raise NotAFileError(409, "not a file")
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            continue  # removed meanwhile
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                continue  # swapped for a symlink meanwhile: the next stat says so
+            raise
+        if os.path.samestat(before, os.fstat(fd)):
+            return fd
+        os.close(fd)  # replaced by a rename meanwhile
+    raise NotAFileError(409, "not a file")  # it keeps changing under us: not something to write
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def read_file(root: Root, parts: Sequence[str], *, display: str = "") -> bytes | None:
+    """The bytes of the regular file `root/parts`; None when it is missing or not a regular file."""
+    *dirs, name = parts
+    try:
+        with directory(root, dirs, display=display) as parent:
+            fd = _open_regular(parent, _one_name(name))
+    except (FileNotFoundError, NotAFileError):
+        return None
+    if fd is None:
+        return None
+    try:
+        return _read_all(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    is_dir: bool
+    is_file: bool
+    stat: os.stat_result | None
+
+
+def scan(root: Root, parts: Sequence[str] = ()) -> list[Entry]:
+    """The entries of a directory, none followed: a symlink is neither a folder nor a file here."""
+    with directory(root, parts) as fd:
+        found = []
+        for entry in os.scandir(fd):
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            found.append(Entry(entry.name, stat.S_ISDIR(info.st_mode), stat.S_ISREG(info.st_mode), info))
+        return sorted(found, key=lambda e: e.name)
+
+
+def walk_files(
+    root: Root, skip: Callable[[str], bool], *, parts: Sequence[str] = ()
+) -> Iterator[tuple[tuple[str, ...], os.stat_result]]:
+    """Every regular file below `root/parts` (its parts below root, and its stat), never through a
+    symlink, passing over the names `skip` says to; a folder that vanishes or turns into a symlink
+    while being walked is left out."""
+    try:
+        entries = scan(root, parts)
+    except (FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
+        return
+    for entry in entries:
+        if skip(entry.name):
+            continue
+        if entry.is_dir:
+            yield from walk_files(root, skip, parts=(*parts, entry.name))
+        elif entry.is_file and entry.stat is not None:
+            yield (*parts, entry.name), entry.stat
+
+
+def _fsync_dir(fd: int) -> None:
+    # So the rename itself survives a crash; not every filesystem can sync a directory.
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+
+
+def _write_temp(parent: int, data: bytes, mode: int | None) -> str:
+    """A complete, synced temporary file beside the target: the exact `mode`, or the umask's."""
+    name = f"{TEMP_PREFIX}{uuid.uuid4().hex}{TEMP_SUFFIX}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(name, flags, 0o600 if mode is not None else 0o666, dir_fd=parent)
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # the exact bits, whatever the umask
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=parent)
+        raise
+    return name
+
+
+def _replace(parent: int, name: str, data: bytes, mode: int | None) -> None:
+    temp = _write_temp(parent, data, mode)
+    try:
+        os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=parent)
+        raise
+    _fsync_dir(parent)
+
+
+def _create(parent: int, name: str, data: bytes, mode: int | None) -> bool:
+    """Create `name` holding `data` only if nothing is there (False then); it appears complete."""
+    temp = _write_temp(parent, data, mode)
+    try:
+        os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as error:
+        if error.errno not in _NO_LINKS:
+            raise
+        return _create_in_place(parent, name, data, mode)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=parent)
+    _fsync_dir(parent)
+    return True
+
+
+def _create_in_place(parent: int, name: str, data: bytes, mode: int | None) -> bool:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o600 if mode is not None else 0o666, dir_fd=parent)
+    except FileExistsError:
+        return False
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=parent)
+        raise
+    _fsync_dir(parent)
+    return True
+
+
+# Threads of this process: a fixed set of locks, a file's chosen by its parent folder and name.
+_STRIPES = [threading.Lock() for _ in range(64)]
+
+
+def _stripe(parent: int, name: str) -> threading.Lock:
+    info = os.fstat(parent)
+    return _STRIPES[hash((info.st_dev, info.st_ino, name)) % len(_STRIPES)]
+
+
+def _flock(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as error:  # a filesystem without locks: the stripe lock still holds in-process
+        if error.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP):
+            raise
+        log.warning("file locks are not supported here (%s); only this process's writes are ordered", error)
+
+
+@dataclass
+class Held:
+    """A file locked for a change: its folder's descriptor and name, and its bytes (None: no file;
+    `parent` is None too when a folder on the way is missing)."""
+
+    parent: int | None
+    name: str
+    data: bytes | None
+
+
+@contextlib.contextmanager
+def locked(root: Root, parts: Sequence[str], *, display: str = "") -> Iterator[Held]:
+    """Hold the lock of `root/parts` and read it, for as long as the `with` lasts.
+
+    Once the lock is granted the name is checked to still be the locked file: a writer that waited
+    while another renamed a new version into place starts again on that version.
+    """
+    *dirs, name = parts
+    _one_name(name)
+    while True:
+        try:
+            parent = _open_dirs(root, dirs, display=display)
+        except FileNotFoundError:
+            yield Held(None, name, None)
+            return
+        try:
+            with _stripe(parent, name):
+                try:
+                    fd = _open_regular(parent, name)
+                except NotAFileError:
+                    raise NotAFileError(409, f"not a file: {shown(display or '/'.join(parts))}") from None
+                if fd is None:
+                    yield Held(parent, name, None)
+                    return
+                try:
+                    _flock(fd)
+                    now = _lstat_at(parent, name)
+                    if now is None or not os.path.samestat(now, os.fstat(fd)):
+                        continue  # replaced or removed while we waited: look again
+                    yield Held(parent, name, _read_all(fd))
+                    return
+                finally:
+                    os.close(fd)  # and with it the lock
+        finally:
+            os.close(parent)
+
+
+@dataclass(frozen=True)
+class Updated:
+    """What an `update` found and left: None for no file."""
+
+    before: bytes | None
+    after: bytes | None
+
+
+def update(
+    root: Root,
+    parts: Sequence[str],
+    change: Change,
+    *,
+    mode: int | None = None,
+    display: str = "",
+) -> Updated:
+    """Read the file, let `change` decide on what it says, and write that, as one step.
+
+    `change(current)` sees the bytes (None: no file) while the file is locked and returns the new
+    bytes, `DELETE`, or None to leave it; it may raise to refuse, and then nothing is written. It is
+    called again if a file it meant to create was created by someone else first (it then sees theirs),
+    so it must only compute. Missing folders are made for a new file; a new file gets `mode` (or the
+    umask's) and a replaced one keeps its own.
+    """
+    shown_as = display or "/".join(parts)
+    while True:
+        with locked(root, parts, display=shown_as) as held:
+            new = change(held.data)
+            if new is None:
+                return Updated(held.data, held.data)
+            if held.data is not None:
+                assert held.parent is not None
+                if isinstance(new, Delete):
+                    os.unlink(held.name, dir_fd=held.parent)
+                    _fsync_dir(held.parent)
+                    return Updated(held.data, None)
+                _replace(held.parent, held.name, new, _mode_of(held.parent, held.name))
+                return Updated(held.data, new)
+            if isinstance(new, Delete):
+                return Updated(None, None)
+            if held.parent is not None:
+                created = _create(held.parent, held.name, new, mode)
+            else:
+                *dirs, _name = parts
+                with directory(root, dirs, create=True, display=shown_as) as parent:
+                    created = _create(parent, held.name, new, mode)
+            if created:
+                return Updated(None, new)
+        # Someone created it first: decide again, on their version.
+
+
+def _mode_of(parent: int, name: str) -> int | None:
+    info = _lstat_at(parent, name)
+    return stat.S_IMODE(info.st_mode) if info is not None else None
+
+
+def move_file(
+    root: Root,
+    source: Sequence[str],
+    target: Sequence[str],
+    content: Callable[[bytes], bytes],
+    *,
+    display: str = "",
+) -> bool:
+    """Move a file to a new name, its bytes passed through `content` under its lock; the target is
+    created exclusively (False when taken, and nothing changes) and keeps the source's mode. A
+    missing source raises FileNotFoundError."""
+    with locked(root, source, display=display) as held:
+        if held.data is None or held.parent is None:
+            raise FileNotFoundError("/".join(source))
+        mode = _mode_of(held.parent, held.name)
+        if not create_file(root, target, content(held.data), mode=mode, display=display):
+            return False
+        os.unlink(held.name, dir_fd=held.parent)
+        _fsync_dir(held.parent)
+        return True
+
+
+def write_file(root: Root, parts: Sequence[str], data: bytes, *, mode: int | None = None) -> None:
+    """Replace or create `root/parts` with `data`, whatever it held (settings files)."""
+    update(root, parts, lambda _current: data, mode=mode)
+
+
+def create_file(
+    root: Root, parts: Sequence[str], data: bytes, *, mode: int | None = None, display: str = ""
+) -> bool:
+    """Create `root/parts` holding `data`, making missing folders; False when the name is taken."""
+    *dirs, name = parts
+    with directory(root, dirs, create=True, display=display or "/".join(parts)) as parent:
+        return _create(parent, _one_name(name), data, mode)
+
+
+def make_dir(root: Root, parts: Sequence[str]) -> bool:
+    """Make the directory `root/parts` (its parent must exist); False when the name is taken."""
+    *dirs, name = parts
+    with directory(root, dirs) as parent:
+        try:
+            os.mkdir(_one_name(name), 0o777, dir_fd=parent)
+        except FileExistsError:
+            return False
+        _fsync_dir(parent)
+        return True
+
+
+def remove_tree(root: Root, parts: Sequence[str]) -> None:
+    """Remove the directory `root/parts` and everything in it, following no symlink inside."""
+    *dirs, name = parts
+    with directory(root, dirs) as parent:
+        info = _lstat_at(parent, _one_name(name))
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            raise NotAFolderError(400, f"{NOT_A_FOLDER}: {shown('/'.join(parts))}")
+        shutil.rmtree(name, dir_fd=parent)
+        _fsync_dir(parent)
+
+
+def remove_empty_dir(root: Root, parts: Sequence[str]) -> None:
+    *dirs, name = parts
+    with directory(root, dirs) as parent:
+        os.rmdir(_one_name(name), dir_fd=parent)
+        _fsync_dir(parent)
+
+
+def rename(root: Root, source: Sequence[str], target: Sequence[str], *, display: str = "") -> None:
+    """Rename `source` to `target` (both below `root`), making the target's missing folders."""
+    *source_dirs, source_name = source
+    *target_dirs, target_name = target
+    with (
+        directory(root, source_dirs, display=display) as source_parent,
+        directory(root, target_dirs, create=True, display=display) as target_parent,
+    ):
+        os.rename(
+            _one_name(source_name),
+            _one_name(target_name),
+            src_dir_fd=source_parent,
+            dst_dir_fd=target_parent,
+        )
+        _fsync_dir(target_parent)
+        _fsync_dir(source_parent)
+
+
+def remove_stale_temps(root: Root, skip: Callable[[str], bool], older_than_s: float = 3600.0) -> int:
+    """Remove the temporary files a killed writer left (they are never indexed, only clutter)."""
+    removed = 0
+    cutoff = time.time() - older_than_s
+
+    def visit(parts: tuple[str, ...]) -> None:
+        nonlocal removed
+        try:
+            entries = scan(root, parts)
+        except (FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
+            return
+        for entry in entries:
+            if entry.is_dir and not skip(entry.name):
+                visit((*parts, entry.name))
+            elif (
+                entry.is_file
+                and entry.name.startswith(TEMP_PREFIX)
+                and entry.name.endswith(TEMP_SUFFIX)
+                and entry.stat is not None
+                and entry.stat.st_mtime < cutoff
+            ):
+                with contextlib.suppress(FileNotFoundError), directory(root, parts) as parent:
+                    os.unlink(entry.name, dir_fd=parent)
+                    removed += 1
+
+    visit(())
+    return removed
