@@ -180,11 +180,12 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     if settings.docs_dir is None:
         raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
-    if not settings.token and not settings.secure_local_net:
+    if not settings.token and not settings.admin_token and not settings.secure_local_net:
         raise CliError(
             "set RAGDOWN_TOKEN to the bearer token clients must send "
             "(or SECURE_LOCAL_NET=true on a network you trust)"
         )
+    check_tokens(settings)
     docs = check_docs_dir(settings.docs_dir)
     data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
     check_data_dir(data_dir, docs)
@@ -194,8 +195,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     engine = node.open_primary() if primary else node.open_reader()
     app = create_app(engine, settings)
     if primary:
-        if settings.role == "auto":
-            node.serve_socket(app)
+        node.serve_internal(app)
     else:
         assert node.client is not None
         app.mcp.become(engine, node.client.tool)
@@ -209,6 +209,29 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         node.close()
         app.mcp.engine.close()
     return 0
+
+
+def check_tokens(settings: ServerSettings) -> None:
+    """Each role its own token (docs/security.md): a token that opened two doors would give an
+    agent the admin's or the primary's rights."""
+    named = [
+        ("RAGDOWN_TOKEN", settings.token),
+        ("RAGDOWN_ADMIN_TOKEN", settings.admin_token),
+        ("RAGDOWN_INTERNAL_TOKEN", settings.internal_token),
+    ]
+    given = [(name, value) for name, value in named if value]
+    for index, (name, value) in enumerate(given):
+        for other, other_value in given[index + 1 :]:
+            if value == other_value:
+                raise CliError(f"{name} and {other} are the same: give each role a token of its own")
+    if settings.internal_port and not settings.internal_token:
+        raise CliError("RAGDOWN_INTERNAL_PORT is set: set RAGDOWN_INTERNAL_TOKEN too (readers send it)")
+    primary_url = settings.primary_url or ""
+    if primary_url.startswith(("http://", "https://")) and not settings.internal_token:
+        raise CliError(
+            "RAGDOWN_PRIMARY_URL is a network address: set RAGDOWN_INTERNAL_TOKEN to the primary's "
+            "internal token"
+        )
 
 
 def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine, node: Any) -> Any:
@@ -311,6 +334,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
         title=named.title if named else docs.name,
         read_only=settings.read_only,
         disabled=settings.disabled_tool_names(),
+        local=True,
     )
     try:
         anyio.run(build_server(endpoint).run_stdio_async)

@@ -16,6 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragdown.documents import files
+from ragdown.documents.files import Root
+from ragdown.documents.paths import is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, hook_layer
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
@@ -252,9 +255,9 @@ class Engine:
         embedder's own values; the files are re-read on every call. The folder is the scope's
         top-level directory (the docs dir itself when it is served as one folder)."""
         top = scope.dir.split("/")[0] if scope and scope.dir else ""
-        layers = [hook_layer(self.docs_dir / top / FOLDER_CONFIG)]
+        layers = [hook_layer(Root(self.docs_dir, (top,) if top else ()), FOLDER_CONFIG)]
         if self.server_config is not None:
-            layers.append(hook_layer(self.server_config))
+            layers.append(hook_layer(Root(self.server_config.parent), self.server_config.name))
         layers.append(self.settings.hook_layer())
         return resolve_hook(call or {}, layers, self.embedder.min_score, self.embedder.min_ratio)
 
@@ -268,9 +271,11 @@ class Engine:
         overrides: Mapping[str, Any] | None = None,
         scope: Scope | None = None,
         within: tuple[str, ...] | None = None,
+        source: str | None = None,
     ) -> ContextResult:
         """`ragdown_context` for `scope`: the related sections not yet given to the session, with
-        paths relative to the scope and a memory of the scope's own."""
+        paths relative to the scope and a memory of the scope's own. `source` names the scope in the
+        block; by default its absolute path (a local client's own folder)."""
         scope = scope or Scope()
         self.wait_until_indexed()
         self.follow_index()
@@ -288,7 +293,7 @@ class Engine:
             key=session_key(ROOT_KEY_PREFIX if within is not None else scope.dir, session_id)
             if session_id
             else None,
-            source=str(self.docs_dir / scope.dir) if scope.dir else str(self.docs_dir),
+            source=source or (str(self.docs_dir / scope.dir) if scope.dir else str(self.docs_dir)),
             text_limit=self.settings.text_limit,
             max_per_document=self.policy.max_per_document,
             reset=reset,
@@ -306,6 +311,9 @@ class Engine:
         `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for. An existing index
         answers searches meanwhile; an empty one makes them wait for the first sync (a search of
         a half-built index would say "nothing" where the documents do answer)."""
+        if self.writable:
+            # Temporary files of writers killed mid-write: dot files nobody indexes, only clutter.
+            files.remove_stale_temps(Root(self.docs_dir), is_skipped_entry)
         empty = self.is_empty()
         first = self.syncer.request()
         self._first_sync = first if empty else None

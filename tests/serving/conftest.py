@@ -29,6 +29,7 @@ from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.serving.http import create_app
 
 TOKEN = "test-token-1234"
+ADMIN_TOKEN = "test-admin-token-5678"
 
 FOLDERS: dict[str, Any] = {
     "ops": {".ragdown.json": {"title": "Ops runbooks", "mcp": True}},
@@ -59,6 +60,10 @@ class Served:
     def http(self, token: str | None = TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def admin(self) -> httpx.Client:
+        """A client with the admin token, as the /api routes need."""
+        return self.http(ADMIN_TOKEN)
 
     @asynccontextmanager
     async def mcp(self, path: str = "/mcp/ops", token: str | None = TOKEN) -> AsyncIterator[Client]:
@@ -110,7 +115,14 @@ def make_served(folder_docs: Path, tmp_path: Path) -> Iterator[Callable[..., Ser
     started: list[Iterator[Served]] = []
 
     def make(**settings: Any) -> Served:
-        options = {"token": TOKEN, "watch": False, "hook_min_score": 0.0, "hook_min_ratio": 0.0, **settings}
+        options = {
+            "token": TOKEN,
+            "admin_token": ADMIN_TOKEN,
+            "watch": False,
+            "hook_min_score": 0.0,
+            "hook_min_ratio": 0.0,
+            **settings,
+        }
         generator = serve(folder_docs, tmp_path / f"data{len(started)}", ServerSettings(**options))
         started.append(generator)
         return next(generator)

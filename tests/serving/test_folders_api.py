@@ -23,7 +23,7 @@ def config(served: Served, name: str) -> dict[str, Any]:
 
 
 def test_list_folders_with_counts_and_loose_files(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         body = http.get("/api/folders").json()
     assert [f["name"] for f in body["folders"]] == ["ops", "private"]
     ops = body["folders"][0]
@@ -44,14 +44,14 @@ def test_folder_routes_need_the_token_but_unknown_api_paths_are_404_first(served
         assert http.post("/api/folders", json={"name": "x"}).status_code == 401
         unknown = http.get("/api/nothing-here")
         assert (unknown.status_code, unknown.json()) == (404, {"error": "Not found"})
-    with served.http() as http:
+    with served.admin() as http:
         wrong = http.put("/api/folders", json={})
         assert (wrong.status_code, wrong.json()) == (405, {"error": "Method not allowed"})
     assert not (served.docs / "x").exists()
 
 
 def test_create_writes_mcp_always_and_refuses_bad_names(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         made = http.post("/api/folders", json={"name": "Work", "title": "Work"})
         assert made.status_code == 201
         assert made.json()["folder"]["name"] == "Work"
@@ -67,7 +67,7 @@ def test_create_writes_mcp_always_and_refuses_bad_names(served: Served) -> None:
 
 
 def test_a_new_folder_is_indexed_before_the_answer(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         http.post("/api/folders", json={"name": "fresh", "mcp": True})
         (served.docs / "fresh" / "a.md").write_text("# A\n\nalpha text\n", encoding="utf-8")
         renamed = http.patch("/api/folders/fresh", json={"name": "renamed"})
@@ -84,7 +84,7 @@ def test_a_new_folder_is_indexed_before_the_answer(served: Served) -> None:
 
 def test_patch_validates_every_key_before_writing(served: Served) -> None:
     before = (served.docs / "ops" / ".ragdown.json").read_bytes()
-    with served.http() as http:
+    with served.admin() as http:
         for body, message in [
             ({"mcp": "yes"}, "mcp must be true or false"),
             ({"title": 3}, "title must be a string"),
@@ -108,7 +108,7 @@ def test_patch_validates_every_key_before_writing(served: Served) -> None:
 def test_patch_keeps_unknown_keys_and_edits_the_hook_key_by_key(served: Served) -> None:
     path = served.docs / "ops" / ".ragdown.json"
     path.write_text(json.dumps({"title": "Ops", "mcp": True, "colour": "red"}), encoding="utf-8")
-    with served.http() as http:
+    with served.admin() as http:
         http.patch("/api/folders/ops", json={"hook": {"top_k": 2, "min_score": 0.5}})
         assert config(served, "ops")["hook"] == {"top_k": 2, "min_score": 0.5}
         http.patch("/api/folders/ops", json={"hook": {"top_k": None}, "title": ""})
@@ -121,7 +121,7 @@ def test_patch_keeps_unknown_keys_and_edits_the_hook_key_by_key(served: Served) 
 
 @pytest.mark.anyio
 async def test_mcp_on_off_and_tool_switches_apply_to_the_next_request(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         http.patch("/api/folders/private", json={"mcp": True})
         async with served.mcp("/mcp/private") as client:
             names = {t.name for t in (await client.list_tools()).tools}
@@ -147,7 +147,7 @@ def test_every_folder_tool_can_be_named_in_disabled_tools(served: Served) -> Non
 
 
 def test_a_managed_folder_refuses_other_callers_and_names_the_resource(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         made = http.patch("/api/folders/ops", json={"managed_by": MANAGER, "mcp": True}, headers=AS_MANAGER)
         assert made.json()["folder"]["managed_by"] == MANAGER
         before = (served.docs / "ops" / ".ragdown.json").read_bytes()
@@ -168,7 +168,7 @@ def test_a_managed_folder_refuses_other_callers_and_names_the_resource(served: S
 
 
 def test_delete_needs_the_exact_name_and_drops_the_folder_from_the_index(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         assert http.delete("/api/folders/ops", params={"confirm": "OPS"}).status_code == 400
         assert (served.docs / "ops").is_dir()
         assert http.delete("/api/folders/nope", params={"confirm": "nope"}).status_code == 404
@@ -184,7 +184,7 @@ def test_read_only_server_allows_settings_but_not_create_rename_or_delete(
     make_served: Callable[..., Served],
 ) -> None:
     served = make_served(read_only=True)
-    with served.http() as http:
+    with served.admin() as http:
         assert http.post("/api/folders", json={"name": "new"}).status_code == 403
         assert http.patch("/api/folders/ops", json={"name": "ops2"}).status_code == 403
         assert http.delete("/api/folders/ops", params={"confirm": "ops"}).status_code == 403
@@ -195,7 +195,7 @@ def test_read_only_server_allows_settings_but_not_create_rename_or_delete(
 
 
 def test_a_manager_only_adopts_by_naming_itself_and_never_renames(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         spoofed = http.patch("/api/folders/ops", json={"managed_by": MANAGER})
         assert spoofed.status_code == 400
         assert "X-Ragdown-Manager" in spoofed.json()["error"]
@@ -214,7 +214,7 @@ def test_a_manager_only_adopts_by_naming_itself_and_never_renames(served: Served
 
 
 def test_a_manager_deletes_only_a_folder_it_created(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         http.patch("/api/folders/ops", json={"managed_by": MANAGER}, headers=AS_MANAGER)
         kept = http.delete("/api/folders/ops", params={"confirm": "ops"}, headers=AS_MANAGER)
         assert (kept.status_code, kept.json()["code"]) == (409, "not_created")
@@ -228,14 +228,14 @@ def test_a_manager_deletes_only_a_folder_it_created(served: Served) -> None:
 
 
 def test_titles_are_bounded_like_the_resource_schema(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         refused = http.patch("/api/folders/ops", json={"title": "x" * 201})
         assert refused.json() == {"error": "title must be at most 200 characters"}
         assert http.patch("/api/folders/ops", json={"title": "x" * 200}).status_code == 200
 
 
 def test_one_folder_reads_as_it_is_listed(served: Served) -> None:
-    with served.http() as http:
+    with served.admin() as http:
         listed = {f["name"]: f for f in http.get("/api/folders").json()["folders"]}
         assert http.get("/api/folders/ops").json() == {"folder": listed["ops"]}
         missing = http.get("/api/folders/nope")

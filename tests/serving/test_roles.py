@@ -22,6 +22,7 @@ from tests.serving.conftest import free_port, start_serve, stop_process
 
 pytestmark = pytest.mark.anyio
 TOKEN = "roles-token"
+INTERNAL_TOKEN = "roles-internal-token"
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
@@ -235,14 +236,38 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
     (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
     (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
     data = tmp_path / "data"
-    primary = Proc(docs, data, RAGDOWN_ROLE="primary")
+    internal = free_port()
+    primary = Proc(
+        docs,
+        data,
+        RAGDOWN_ROLE="primary",
+        RAGDOWN_INTERNAL_PORT=str(internal),
+        RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+    )
     reader: Proc | None = None
     try:
         wait_for(
             lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
         )
         assert not (data / "primary.sock").exists()  # in a cluster the primary is reached by URL
-        reader = Proc(docs, data, RAGDOWN_ROLE="reader", RAGDOWN_PRIMARY_URL=primary.url)
+        # The internal API is on its own port, with its own token; the public port has none of it.
+        public = httpx.post(
+            f"{primary.url}/internal/sync", json={}, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert public.status_code == 404
+        with_agent_token = httpx.post(
+            f"http://127.0.0.1:{internal}/internal/sync",
+            json={},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        assert with_agent_token.status_code == 401
+        reader = Proc(
+            docs,
+            data,
+            RAGDOWN_ROLE="reader",
+            RAGDOWN_PRIMARY_URL=f"http://127.0.0.1:{internal}",
+            RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+        )
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         answer = await reader.call(
             "ragdown_remember", {"title": "Cluster note", "content": "Written via HTTP."}
@@ -287,12 +312,25 @@ async def test_create_folder_on_a_reader_is_done_by_the_primary(tmp_path: Path) 
     (docs / "ops").mkdir(parents=True)
     (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
     data = tmp_path / "data"
-    primary = Proc(docs, data, RAGDOWN_ROLE="primary")
+    internal = free_port()
+    primary = Proc(
+        docs,
+        data,
+        RAGDOWN_ROLE="primary",
+        RAGDOWN_INTERNAL_PORT=str(internal),
+        RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+        RAGDOWN_ROOT_MCP="true",
+    )
     reader: Proc | None = None
     try:
         wait_for(lambda: primary.status()["files"] == 1, what="the primary")
         reader = Proc(
-            docs, data, RAGDOWN_ROLE="reader", RAGDOWN_PRIMARY_URL=primary.url, RAGDOWN_ROOT_MCP="true"
+            docs,
+            data,
+            RAGDOWN_ROLE="reader",
+            RAGDOWN_PRIMARY_URL=f"http://127.0.0.1:{internal}",
+            RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+            RAGDOWN_ROOT_MCP="true",
         )
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         answer = await reader.call("ragdown_create_folder", {"name": "team", "title": "Team"}, "/mcp")

@@ -6,12 +6,17 @@ without a restart."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdown.documents.paths import is_skipped_entry
+from ragdown.documents import files
+from ragdown.documents.files import Root
+from ragdown.documents.paths import MAX_NAME_BYTES, control_character, is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
+
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,8 @@ class Folder:
     disabled_tools: frozenset[str] = frozenset()
     # Who owns the settings (`RagdownFolder <namespace>/<name>` on Kubernetes); None: edited freely.
     managed_by: str | None = None
+    # The SHA-256 (hex) of the folder's own agent tokens: when there are any, only they reach it.
+    token_digests: frozenset[str] = frozenset()
     config: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -31,13 +38,15 @@ def is_folder_name(name: str) -> bool:
 
 
 def read_folder(docs_dir: Path, name: str) -> Folder | None:
-    """The folder `name`, or None when there is no such real directory."""
-    if not is_folder_name(name) or "/" in name or "\\" in name or "\0" in name:
+    """The folder `name`, or None when there is no such real directory (a symlink is none)."""
+    if not is_folder_name(name) or "/" in name or "\\" in name or control_character(name) is not None:
         return None
-    path = docs_dir / name
-    if path.is_symlink() or not path.is_dir():
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         return None
-    config = read_json_object(path / FOLDER_CONFIG)
+    folder = Root(docs_dir, (name,))
+    if not files.is_dir(folder):
+        return None
+    config = read_json_object(folder, FOLDER_CONFIG)
     title = config.get("title")
     disabled = config.get("disabled_tools")
     managed_by = config.get("managed_by")
@@ -50,8 +59,24 @@ def read_folder(docs_dir: Path, name: str) -> Folder | None:
         if isinstance(disabled, list)
         else frozenset(),
         managed_by=managed_by if isinstance(managed_by, str) and managed_by else None,
+        token_digests=token_digests(config.get("tokens")),
         config=config,
     )
+
+
+def token_digests(value: object) -> frozenset[str]:
+    """The digests of a `tokens` list (`[{"name": …, "sha256": <64 hex>}]`); malformed entries are
+    skipped, and a list holding none that is valid still closes the folder to the shared token."""
+    if not isinstance(value, list):
+        return frozenset()
+    found = {
+        entry["sha256"].lower()
+        for entry in value
+        if isinstance(entry, dict)
+        and isinstance(entry.get("sha256"), str)
+        and SHA256_RE.match(entry["sha256"])
+    }
+    return frozenset(found) if found or not value else frozenset({"-"})  # "-": no token's digest
 
 
 def list_folders(docs_dir: Path) -> list[Folder]:

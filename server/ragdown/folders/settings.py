@@ -52,7 +52,23 @@ class ServerSettings(BaseSettings):
     docs_dir: Path | None = Field(default=None, description="the folders `serve` serves")
     notes_dir: str = Field(default="notes", description="where ragdown_remember writes, inside a folder")
     token: str | None = Field(
-        default=None, repr=False, description="bearer token for every MCP and API route"
+        default=None, repr=False, description="agents' bearer token: /mcp only (docs/security.md)"
+    )
+    admin_token: str | None = Field(
+        default=None,
+        repr=False,
+        description="the admin's bearer token: /api and folder settings; unset: /api is off",
+    )
+    internal_token: str | None = Field(
+        default=None,
+        repr=False,
+        description="readers' token for the primary's internal listener; unset: a per-data-dir one (local)",
+    )
+    internal_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="the primary's internal listener port for readers; 0: only <data_dir>/primary.sock",
     )
     secure_local_net: bool = Field(
         default=False,

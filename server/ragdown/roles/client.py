@@ -6,7 +6,7 @@ writes the volume and a session's memory is the same whichever replica a call la
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
@@ -24,20 +24,25 @@ class PrimaryUnreachableError(Refusal):
 
 
 class PrimaryClient:
-    def __init__(self, url: str, token: str | None = None) -> None:
+    """`token` gives the internal token (RAGDOWN_INTERNAL_TOKEN, or the data dir's own, which a
+    primary may create after this reader started: asked again until there is one)."""
+
+    def __init__(self, url: str, token: Callable[[], str | None]) -> None:
         self.url = url
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._token = token
         if url.startswith("unix://"):
             transport = httpx.HTTPTransport(uds=url[len("unix://") :])
-            self.http = httpx.Client(
-                transport=transport, base_url="http://primary", headers=headers, timeout=TIMEOUT_S
-            )
+            self.http = httpx.Client(transport=transport, base_url="http://primary", timeout=TIMEOUT_S)
         else:
-            self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=TIMEOUT_S)
+            self.http = httpx.Client(base_url=url.rstrip("/"), timeout=TIMEOUT_S)
+
+    def _headers(self) -> dict[str, str]:
+        token = self._token()
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         try:
-            response = self.http.post(path, json=body)
+            response = self.http.post(path, json=body, headers=self._headers())
         except httpx.HTTPError as error:
             raise PrimaryUnreachableError(self.url, error) from error
         if response.status_code != 200:
@@ -46,9 +51,11 @@ class PrimaryClient:
             )
         return response.json()
 
-    def tool(self, name: str, scope: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run a tool on the primary for `scope`; its answer (errors included) comes back unchanged."""
-        data = self._post("/internal/tool", {"scope": scope, "tool": name, "arguments": arguments})
+    def tool(self, name: str, folder: str | None, path: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Run a tool on the primary for `folder` (None: the root endpoint) at the sub-folder `path`;
+        its answer (errors included) comes back unchanged."""
+        body = {"folder": folder, "path": path, "tool": name, "arguments": arguments}
+        data = self._post("/internal/tool", body)
         return str(data["text"]), bool(data["is_error"])
 
     def sync(self, full: bool = False) -> dict[str, Any]:
@@ -56,7 +63,7 @@ class PrimaryClient:
 
     def reachable(self) -> bool:
         try:
-            return self.http.get("/internal/ping").status_code == 200
+            return self.http.get("/internal/ping", headers=self._headers()).status_code == 200
         except httpx.HTTPError:
             return False
 

@@ -29,6 +29,8 @@ from ragdown.folders.settings import ServerSettings
 MAX_JSON_BODY = 1024 * 1024
 MANAGER_HEADER = "x-ragdown-manager"
 READ_ONLY = "The server is read-only (RAGDOWN_READ_ONLY)"
+NOT_ADMIN = "this token is an agent's, for /mcp only: /api needs the admin token (RAGDOWN_ADMIN_TOKEN)"
+ADMIN_OFF = "the admin API is off: set RAGDOWN_ADMIN_TOKEN on the server and send that token to /api"
 
 
 def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
@@ -81,10 +83,11 @@ async def json_body(request: Request) -> dict[str, Any]:
 def folders_router(
     current: Callable[[], Engine],
     settings: ServerSettings,
-    authorised: Callable[[str | None], bool],
+    admin: Callable[[str | None], bool | None],
     is_reader: Callable[[], bool],
 ) -> APIRouter:
-    """`current()` is the serving engine (it changes when a reader takes over as primary)."""
+    """`current()` is the serving engine (it changes when a reader takes over as primary); `admin`
+    says whether a request's Authorization is the admin's (None: no token this server knows)."""
     router = APIRouter(prefix="/api")
 
     def counts(engine: Engine) -> tuple[Counter[str], Counter[str]]:
@@ -108,8 +111,11 @@ def folders_router(
         return folder_json(folder, files[folder.name], chunks[folder.name])
 
     def guard(request: Request, *, changes: bool) -> Engine:
-        if not authorised(request.headers.get("authorization")):
+        who = admin(request.headers.get("authorization"))
+        if who is None:
             raise Refusal(401, "Unauthorized")
+        if not who:
+            raise Refusal(403, NOT_ADMIN if settings.admin_token else ADMIN_OFF)
         if changes and is_reader():
             raise Refusal(
                 409, "this server is a reader: change folders on the primary (the indexer)", "reader"

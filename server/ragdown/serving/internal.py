@@ -1,27 +1,47 @@
 """The primary's internal API (what readers call): run a write tool, sync, and the hook's session
-memory. Served on the same app (bearer auth) and, locally, on `<data_dir>/primary.sock`."""
+memory (docs/security.md).
+
+It is an app of its own, never mounted on the public listener: the primary serves it on
+`<data_dir>/primary.sock` (one machine) and, with RAGDOWN_INTERNAL_PORT, on a port of its own that no
+Ingress routes (a cluster). Its token is RAGDOWN_INTERNAL_TOKEN (or the data dir's own), never an
+agent's or the admin's. A forwarded call names a folder and a place inside it — never a filesystem
+path — and the primary decides it again by the same rules as an agent's `/mcp/<folder>/<sub…>`:
+the folder exists with MCP on, the place is a real sub-folder, the tool is one the endpoint offers
+(read-only and disabled tools are not).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
-from pydantic import BaseModel
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragdown.folders.scope import Scope as DocScope
+from ragdown.documents.errors import Refusal
+from ragdown.serving.auth import ADMIN, bearer, same_token
+from ragdown.serving.mcp_routes import McpRoutes
 from ragdown.serving.root import ROOT_ONLY_TOOLS
-from ragdown.serving.tools import Endpoint
+from ragdown.serving.tools import WRITE_TOOLS
+
+# What a reader forwards: the write tools, and the root endpoint's own (create a folder, reindex all).
+FORWARDED_TOOLS = WRITE_TOOLS | ROOT_ONLY_TOOLS
+MAX_INTERNAL_BODY = 1024 * 1024 + 64 * 1024  # an MCP body's limit, and room for the envelope
 
 
 class ToolCall(BaseModel):
-    scope: str
+    """`folder` None: the root endpoint (RAGDOWN_ROOT_MCP); `path`: a sub-folder of `folder`, "" for it."""
+
+    folder: Annotated[str, Field(min_length=1, max_length=255)] | None
+    path: Annotated[str, Field(max_length=1024)] = ""
     tool: str
     arguments: dict[str, Any]
 
 
 class MemoryCall(BaseModel):
     op: Literal["seen", "add", "forget"]
-    key: str
+    key: Annotated[str, Field(max_length=4096)]
     ids: list[str] = []
 
 
@@ -29,35 +49,52 @@ class SyncCall(BaseModel):
     full: bool = False
 
 
-def internal_router(routes: Any, authorised: Any) -> APIRouter:
-    """`routes` is the app's `McpRoutes` (its engine, servers and switches); `authorised` checks a request."""
-    router = APIRouter(prefix="/internal")
+def internal_app(routes: McpRoutes, token: str) -> FastAPI:
+    """The internal API over the primary's `routes` (its engine, servers and switches)."""
+    app = FastAPI(title="ragdown-internal", docs_url=None, redoc_url=None, openapi_url=None)
 
     def check(request: Request) -> None:
-        if not authorised(request.headers.get("authorization")):
+        given = bearer(request.headers.get("authorization"))
+        if given is None or not same_token(given, token):
             raise HTTPException(status_code=401, detail="Unauthorized")
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > MAX_INTERNAL_BODY:
+            raise HTTPException(status_code=413, detail="Body too large")
 
-    @router.get("/ping", dependencies=[Depends(check)])
+    def refused(message: str) -> dict[str, Any]:
+        return {"text": message, "is_error": True}
+
+    @app.get("/internal/ping", dependencies=[Depends(check)])
     def ping() -> dict[str, bool]:
         return {"primary": True}
 
-    @router.post("/tool", dependencies=[Depends(check)])
+    @app.post("/internal/tool", dependencies=[Depends(check)])
     async def tool(call: ToolCall) -> dict[str, Any]:
-        if call.tool in ROOT_ONLY_TOOLS:
-            server = routes.root_server()
+        if call.tool not in FORWARDED_TOOLS:
+            return refused(f"{call.tool} is not run by the primary for readers")
+        if call.folder is None:
+            if not routes.settings.root_mcp or call.tool not in ROOT_ONLY_TOOLS | {"ragdown_reindex"}:
+                return refused("no folder with MCP turned on at this path")
+            server = routes.root_server(ADMIN)
         else:
-            endpoint: Endpoint = routes.endpoint_for_scope(DocScope(call.scope))
+            sub = [s for s in call.path.split("/") if s] if call.path else []
+            folder = routes.folder_at(call.folder, sub)
+            if folder is None:
+                return refused("Not found: no folder with MCP turned on at this path")
+            endpoint = routes.endpoint_for(folder, sub)
+            if not endpoint.enabled(call.tool):
+                return refused(f"{call.tool} is turned off for this folder")
             server = routes.server(endpoint)
         result = await server.call_tool(call.tool, call.arguments)
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)
         return {"text": text, "is_error": bool(getattr(result, "is_error", False))}
 
-    @router.post("/sync", dependencies=[Depends(check)])
+    @app.post("/internal/sync", dependencies=[Depends(check)])
     def sync(call: SyncCall) -> dict[str, Any]:
         return dict(routes.engine.sync(full=call.full).model_dump())
 
-    @router.post("/memory", dependencies=[Depends(check)])
+    @app.post("/internal/memory", dependencies=[Depends(check)])
     def memory(call: MemoryCall) -> dict[str, list[str]]:
         memory = routes.engine.memory
         if call.op == "seen":
@@ -68,4 +105,12 @@ def internal_router(routes: Any, authorised: Any) -> APIRouter:
             memory.forget(call.key)
         return {"ids": []}
 
-    return router
+    @app.exception_handler(Refusal)
+    async def refusal(request: Request, error: Refusal) -> JSONResponse:
+        return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
+
+    return app

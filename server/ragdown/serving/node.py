@@ -18,7 +18,9 @@ from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
+from ragdown.roles.token import local_token
 from ragdown.serving.http import RagdownApp
+from ragdown.serving.internal import internal_app
 
 log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0
@@ -33,7 +35,7 @@ class Node:
         self.lock = PrimaryLock(data_dir)
         self.client: PrimaryClient | None = None
         self._stop = threading.Event()
-        self._socket_server: uvicorn.Server | None = None
+        self._internal_servers: list[uvicorn.Server] = []
 
     def is_primary(self) -> bool:
         role = self.settings.role
@@ -71,16 +73,39 @@ class Node:
                     raise
                 time.sleep(0.5)
         url = self.settings.primary_url or f"unix://{self.lock.socket_path}"
-        self.client = PrimaryClient(url, self.settings.token)
+        self.client = PrimaryClient(
+            url, lambda: self.settings.internal_token or local_token(self.data_dir, create=False)
+        )
         engine.memory = RemoteSessionMemory(self.client)
         return engine
 
-    def serve_socket(self, app: RagdownApp) -> None:
-        """The internal API (and MCP) on the socket readers reach, in a thread of its own."""
-        config = uvicorn.Config(app, uds=str(self.lock.socket_path), log_level="warning")
+    def serve_internal(self, app: RagdownApp) -> None:
+        """The internal API readers call, never on the public port: on `<data_dir>/primary.sock`
+        (owner-only) in `auto` mode, and on RAGDOWN_INTERNAL_PORT when set; each in a thread."""
+        token = self.settings.internal_token or local_token(self.data_dir, create=True)
+        assert token is not None
+        internal = internal_app(app.mcp, token)
+        if self.settings.role == "auto":
+            self._run(uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning"))
+            # uvicorn leaves the socket open to every local user; the token guards it too.
+            self._wait_for(lambda: self.lock.socket_path.exists())
+            self.lock.socket_path.chmod(0o600)
+        if self.settings.internal_port:
+            config = uvicorn.Config(
+                internal, host=self.settings.host, port=self.settings.internal_port, log_level="warning"
+            )
+            self._run(config)
+
+    def _run(self, config: uvicorn.Config) -> None:
         server = uvicorn.Server(config)
-        self._socket_server = server
-        threading.Thread(target=server.run, name="ragdown-primary-socket", daemon=True).start()
+        self._internal_servers.append(server)
+        threading.Thread(target=server.run, name="ragdown-internal", daemon=True).start()
+
+    @staticmethod
+    def _wait_for(check: Any, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not check() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def watch_for_takeover(self, app: RagdownApp, reader: Engine) -> None:
         """In `auto` mode, retry the lock; on success reopen writable, index, watch, and answer readers."""
@@ -93,15 +118,15 @@ class Node:
                     log.warning("the primary is gone: this process takes over indexing and writes")
                     engine = self.open_primary(reader.source)
                     app.mcp.become(engine, None)
-                    self.serve_socket(app)
+                    self.serve_internal(app)
                     return
 
         threading.Thread(target=loop, name="ragdown-takeover", daemon=True).start()
 
     def close(self) -> None:
         self._stop.set()
-        if self._socket_server is not None:
-            self._socket_server.should_exit = True
+        for server in self._internal_servers:
+            server.should_exit = True
         if self.client is not None:
             self.client.close()
         self.lock.release()

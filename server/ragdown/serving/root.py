@@ -16,6 +16,7 @@ from pydantic import Field
 
 from ragdown.catalog import documents
 from ragdown.documents.errors import Refusal
+from ragdown.documents.paths import shown
 from ragdown.engine import Engine
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
@@ -28,6 +29,7 @@ from ragdown.serving.tools import (
     READ,
     WRITE,
     Endpoint,
+    Forward,
     WrittenBy,
     folder_tools,
     guarded,
@@ -58,15 +60,19 @@ class RootEndpoint:
     disabled: frozenset[str] = field(default_factory=frozenset)
     admission: Admission = field(default_factory=Admission)
     # On a reader: the primary runs the writes, as for a folder endpoint (tools.Endpoint.forward).
-    forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]] | None = None
+    forward: Forward | None = None
+    # Which folders the caller's token reaches (serving/auth.py); the others are as if missing.
+    reaches: Callable[[Folder], bool] = lambda _folder: True
+    # A folder's own token reaches that folder only: it makes no new ones.
+    can_create: bool = True
 
     def folders(self) -> list[Folder]:
-        return [f for f in list_folders(self.engine.docs_dir) if f.mcp]
+        return [f for f in list_folders(self.engine.docs_dir) if f.mcp and self.reaches(f)]
 
     def folder(self, name: str) -> Endpoint:
         found = read_folder(self.engine.docs_dir, name)
-        if found is None or not found.mcp:
-            raise Refusal(404, f'no folder with MCP turned on named "{name}"')
+        if found is None or not found.mcp or not self.reaches(found):
+            raise Refusal(404, f'no folder with MCP turned on named "{shown(name)}"')
         return Endpoint(
             engine=self.engine,
             scope=Scope(name),
@@ -127,7 +133,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
             return stats_all(**kwargs)
         if name == "ragdown_reindex":
             if root.forward is not None:
-                text, is_error = root.forward(name, "", kwargs)
+                text, is_error = root.forward(name, None, "", kwargs)
                 if is_error:
                     raise Refusal(400, text)
                 return text
@@ -210,6 +216,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
             output=format,
             overrides=overrides,
             within=root.within(),
+            source="/mcp",
         )
         return result.text
 
@@ -219,8 +226,9 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         return stats_json(
             engine,
             entries,
-            docs_dir=str(engine.docs_dir),
+            docs_dir=None,
             scope=None,
+            local=False,
             reader=False,
             read_only=root.read_only,
             file_path=(lambda path: path) if include_files else None,
@@ -263,7 +271,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
     def ragdown_create_folder(name: Annotated[str, Field(min_length=1)], title: str | None = None) -> str:
         """Create a new folder with MCP turned on (for notes of a new project or team)."""
         if root.forward is not None:  # a reader: the primary creates it, as it runs every write
-            text, is_error = root.forward("ragdown_create_folder", "", {"name": name, "title": title})
+            text, is_error = root.forward("ragdown_create_folder", None, "", {"name": name, "title": title})
             if is_error:
                 raise Refusal(400, text)
             return text
@@ -273,7 +281,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         return f"created folder {name} (/mcp/{name})"
 
     server.add_tool(guarded(ragdown_folders, root.admission), annotations=READ, structured_output=False)
-    if not root.read_only and "ragdown_create_folder" not in root.disabled:
+    if root.can_create and not root.read_only and "ragdown_create_folder" not in root.disabled:
         server.add_tool(
             guarded(ragdown_create_folder, root.admission), annotations=WRITE, structured_output=False
         )

@@ -49,6 +49,10 @@ IDEMPOTENT = ToolAnnotations(
 )
 
 WrittenBy = Literal["agent", "user"]
+# How a reader runs a write tool on the primary: (tool, folder — None for the root endpoint — the
+# sub-folder path inside it, arguments) -> (text, is_error), the answer unchanged. The call names a
+# folder and a place inside it, never a filesystem path (serving/internal.py).
+Forward = Callable[[str, str | None, str, dict[str, Any]], tuple[str, bool]]
 
 
 class EditArgument(BaseModel):
@@ -70,9 +74,11 @@ class Endpoint:
     read_only: bool = False
     disabled: frozenset[str] = field(default_factory=frozenset)
     admission: Admission = field(default_factory=Admission)
-    # On a reader: runs a write tool on the primary and returns (text, is_error), unchanged.
-    forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]] | None = None
+    # On a reader: the primary runs the write tools (Forward); None on the primary itself.
+    forward: Forward | None = None
     metrics: Metrics | None = None
+    # stdio: the client is the local user, so server paths may be shown; over HTTP they never are.
+    local: bool = False
 
     @property
     def folder(self) -> str:
@@ -81,6 +87,11 @@ class Endpoint:
 
     def enabled(self, tool: str) -> bool:
         return tool not in self.disabled and not (self.read_only and tool in WRITE_TOOLS)
+
+    @property
+    def source(self) -> str | None:
+        """How the hook's block names the scope: its absolute path locally, its MCP path over HTTP."""
+        return None if self.local else f"/mcp/{self.scope.dir}"
 
     def instructions(self) -> str:
         return (
@@ -152,17 +163,16 @@ def _session(value: str | None) -> str | None:
 ToolSet = list[tuple[Callable[..., str], ToolAnnotations]]
 
 
-def forwarded(
-    tool: Callable[..., str], forward: Callable[[str, str, dict[str, Any]], tuple[str, bool]], scope: str
-) -> Callable[..., str]:
+def forwarded(tool: Callable[..., str], forward: Forward, scope: Scope) -> Callable[..., str]:
     """`tool` as a reader serves it: executed by the primary, its answer (errors too) unchanged."""
+    folder, _, sub = scope.dir.partition("/")
 
     @functools.wraps(tool)
     def run(**kwargs: Any) -> str:
         arguments = {
             k.removesuffix("_") if keyword.iskeyword(k.removesuffix("_")) else k: v for k, v in kwargs.items()
         }
-        text, is_error = forward(tool.__name__, scope, to_jsonable_python(arguments))
+        text, is_error = forward(tool.__name__, folder, sub, to_jsonable_python(arguments))
         if is_error:
             raise Refusal(400, text)
         return text
@@ -186,7 +196,7 @@ def endpoint_tools(endpoint: Endpoint) -> ToolSet:
         return folder_tools(endpoint)
     forward = endpoint.forward
     return [
-        (forwarded(tool, forward, endpoint.scope.dir) if tool.__name__ in WRITE_TOOLS else tool, hints)
+        (forwarded(tool, forward, endpoint.scope) if tool.__name__ in WRITE_TOOLS else tool, hints)
         for tool, hints in folder_tools(endpoint)
     ]
 
@@ -207,18 +217,21 @@ def stats_json(
     engine: Engine,
     entries: list[DocEntry],
     *,
-    docs_dir: str,
+    docs_dir: str | None,
     scope: str | None,
+    local: bool,
     reader: bool,
     read_only: bool,
     file_path: Callable[[str], str] | None = None,
 ) -> str:
     """`ragdown_stats`: counts of `entries` (the documents in view) and the index's state; with
-    `file_path`, each document too, its path shown as `file_path` gives it."""
+    `file_path`, each document too, its path shown as `file_path` gives it. Over HTTP (`local`
+    false) `docs_dir` is the scope as a path inside the docs and `data_dir` is left out: a remote
+    client has no use for the server's own paths."""
     last = engine.syncer.last_sync
     stats: dict[str, Any] = {
         "docs_dir": docs_dir,
-        "data_dir": str(engine.data_dir),
+        "data_dir": str(engine.data_dir) if local else None,
         "role": "reader" if reader else "primary",
         "embedder": engine.embedder.name,
         "read_only": read_only,
@@ -279,6 +292,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             output=format,
             overrides=overrides,
             scope=scope,
+            source=endpoint.source,
         )
         if endpoint.metrics is not None and result.searched:
             endpoint.metrics.observe_search(endpoint.folder, "context", time.perf_counter() - started)
@@ -337,11 +351,13 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     def ragdown_stats(include_files: bool = False) -> str:
         """Index statistics for this folder: files, chunks, embedder, last sync."""
         entries = [e for e in documents(engine.store).values() if scope.contains(e.path)]
+        local = str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir)
         return stats_json(
             engine,
             entries,
-            docs_dir=str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir),
+            docs_dir=local if endpoint.local else scope.dir,
             scope=scope.dir or None,
+            local=endpoint.local,
             reader=endpoint.forward is not None,
             read_only=endpoint.read_only,
             file_path=scope.relative if include_files else None,

@@ -1,0 +1,85 @@
+"""Who a request is (docs/security.md): the bearer token it sends, and what that token reaches.
+
+Three roles: the admin token (`RAGDOWN_ADMIN_TOKEN`) reaches `/api` and every MCP folder; the agents'
+token (`RAGDOWN_TOKEN`) reaches the MCP folders that have no tokens of their own; a folder's own
+agent tokens (`tokens` in its `.ragdown.json`, stored as SHA-256) reach that folder only. The
+internal token of the primary's listener is checked there (serving/internal.py), never here. Every
+comparison is of SHA-256 digests in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Literal
+
+from ragdown.folders.registry import Folder
+from ragdown.folders.settings import ServerSettings
+
+Role = Literal["admin", "agent", "folder"]
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of `Authorization: Bearer <token>` (the scheme case-insensitive), or None."""
+    if not header:
+        return None
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        return None
+    return given.strip()
+
+
+def token_digest(token: str) -> str:
+    """What a folder's `tokens` store for a token: its SHA-256, hex."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def same_token(given: str, expected: str | None) -> bool:
+    if not expected:
+        return False
+    return hmac.compare_digest(
+        hashlib.sha256(given.encode()).digest(), hashlib.sha256(expected.encode()).digest()
+    )
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one request's credentials reach. `digest` is the token's SHA-256 for a folder token."""
+
+    role: Role
+    digest: str = ""
+
+    def reaches(self, folder: Folder) -> bool:
+        """Whether this caller may use `folder`'s MCP endpoint (its `mcp` switch is checked apart)."""
+        if self.role == "admin":
+            return True
+        if folder.token_digests:
+            return self.role == "folder" and any(
+                hmac.compare_digest(self.digest, known) for known in folder.token_digests
+            )
+        return self.role == "agent"
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+ADMIN = Access("admin")
+AGENT = Access("agent")
+
+
+def identify(header: str | None, settings: ServerSettings) -> Access | None:
+    """The caller's access, or None without a usable token. On a trusted network (SECURE_LOCAL_NET)
+    everyone is the admin: that is what the setting gives up (docs/security.md)."""
+    if settings.secure_local_net:
+        return ADMIN
+    given = bearer(header)
+    if given is None:
+        return None
+    if same_token(given, settings.admin_token):
+        return ADMIN
+    if same_token(given, settings.token):
+        return AGENT
+    # Any other token may be one of a folder's own; whether it is, each folder says (Access.reaches).
+    return Access("folder", token_digest(given))

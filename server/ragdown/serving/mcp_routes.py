@@ -1,0 +1,219 @@
+"""MCP at `/mcp`, `/mcp/<folder>` and `/mcp/<folder>/<sub…>` (BEHAVIOUR §7.2): who may call, which
+endpoint a path names, and the stateless transport that answers.
+
+Every request gets a fresh stateless transport (JSON responses) on a server built for its scope;
+everything a request may need later (hook memory, the index) lives in the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from ragdown.documents import files
+from ragdown.documents.errors import Refusal
+from ragdown.documents.files import Root
+from ragdown.documents.paths import check_path, is_skipped_entry
+from ragdown.engine import Engine
+from ragdown.folders.registry import Folder, list_folders, read_folder
+from ragdown.folders.scope import Scope as DocScope
+from ragdown.folders.settings import ServerSettings
+from ragdown.serving.admission import Admission
+from ragdown.serving.auth import ADMIN, Access, identify
+from ragdown.serving.metrics import Metrics
+from ragdown.serving.root import RootEndpoint, build_root_server
+from ragdown.serving.tools import Endpoint, Forward, build_server
+
+MAX_MCP_BODY = 1024 * 1024
+NOT_FOUND_FOLDER = {"error": "Not found: no folder with MCP turned on at this path"}
+STATELESS = {
+    "error": "Method not allowed: this MCP endpoint is stateless; POST JSON-RPC to it "
+    "(it has no event stream to GET and no session to DELETE)"
+}
+
+
+async def send_json(
+    send: Send, status: int, body: object, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+def split_mcp_path(raw_path: bytes) -> list[str] | None:
+    """The decoded segments after `/mcp`, or None for a malformed escape (no folder, like a missing one)."""
+    try:
+        rest = unquote_to_bytes(raw_path).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return [s for s in rest.split("/") if s]
+
+
+@dataclass
+class McpRoutes:
+    """The ASGI app mounted at `/mcp`: auth, then the folder's endpoint, then the MCP transport."""
+
+    engine: Engine
+    settings: ServerSettings
+
+    def __post_init__(self) -> None:
+        self._servers: dict[tuple[str, str, bool, bool, frozenset[str]], MCPServer] = {}
+        self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
+        self._roots: dict[Access, MCPServer] = {}
+        self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self.forward: Forward | None = None
+        self.metrics: Metrics | None = None
+
+    def folder_at(self, folder: str, sub: list[str]) -> Folder | None:
+        """The MCP folder `folder` with its real sub-folder `sub`, or None: a missing folder, a
+        human-only one and a bad sub-path answer alike, so nobody can tell which folders exist. The
+        same rule decides an agent's `/mcp/<folder>/<sub…>` and a reader's forwarded call."""
+        found = read_folder(self.engine.docs_dir, folder)
+        if found is None or not found.mcp:
+            return None
+        if sub:
+            if any(is_skipped_entry(segment) for segment in sub):  # `.`, `..` and dot-folders
+                return None
+            try:
+                checked = check_path("/".join(sub), markdown_only=False)
+            except Refusal:
+                return None
+            if list(checked.parts) != sub or not files.is_dir(Root(self.engine.docs_dir, (folder, *sub))):
+                return None
+        return found
+
+    def endpoint_for(self, folder: Folder, sub: list[str]) -> Endpoint:
+        # A folder's own switches (its `.ragdown.json`, or its RagdownFolder) add to the server's.
+        return Endpoint(
+            engine=self.engine,
+            scope=DocScope("/".join([folder.name, *sub])),
+            name=f"ragdown-{folder.name}",
+            title=folder.title,
+            read_only=self.settings.read_only or folder.read_only,
+            disabled=self.settings.disabled_tool_names() | folder.disabled_tools,
+            admission=self.admission,
+            forward=self.forward,
+            metrics=self.metrics,
+        )
+
+    def become(self, engine: Engine, forward: Forward | None) -> None:
+        """Switch role (a reader that took over is the primary now): new servers from here on."""
+        self.engine = engine
+        self.forward = forward
+        self._servers.clear()
+        self._roots.clear()
+
+    def root_server(self, access: Access = ADMIN) -> MCPServer:
+        """The root server for one kind of caller: it covers the MCP folders that caller reaches, looked
+        up on every call; built once per caller kind (each folder token is its own kind)."""
+        server = self._roots.get(access)
+        if server is None:
+            server = self._roots[access] = build_root_server(
+                RootEndpoint(
+                    self.engine,
+                    read_only=self.settings.read_only,
+                    disabled=self.settings.disabled_tool_names(),
+                    admission=self.admission,
+                    forward=self.forward,
+                    reaches=access.reaches,
+                    can_create=access.role != "folder",
+                )
+            )
+        return server
+
+    def server(self, endpoint: Endpoint) -> MCPServer:
+        key = (
+            endpoint.scope.dir,
+            endpoint.title,
+            endpoint.forward is not None,
+            endpoint.read_only,
+            endpoint.disabled,
+        )
+        server = self._servers.get(key)
+        if server is None:
+            server = self._servers[key] = build_server(endpoint)
+        return server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = dict(scope.get("headers") or [])
+        access = identify(headers.get(b"authorization", b"").decode("latin-1"), self.settings)
+        if access is None:
+            await send_json(send, 401, {"error": "Unauthorized"})
+            return
+        raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
+        segments = split_mcp_path(raw[len(b"/mcp") :])
+        server: MCPServer | None = None
+        if segments == []:
+            if not self.settings.root_mcp:
+                await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
+                return
+            # Checked first: a token no folder takes must not get a root server of its own.
+            if access.role == "folder" and not any(access.reaches(f) for f in self._mcp_folders()):
+                await send_json(send, 401, {"error": "Unauthorized"})
+                return
+            server = self.root_server(access)
+        elif segments is not None:
+            folder = self.folder_at(segments[0], segments[1:])
+            if folder is not None and not access.reaches(folder):
+                # A token this folder does not take; as any token nobody knows (it says nothing of
+                # whether the folder exists).
+                await send_json(send, 401, {"error": "Unauthorized"})
+                return
+            if folder is not None:
+                server = self.server(self.endpoint_for(folder, segments[1:]))
+        if server is None:
+            await send_json(send, 404, NOT_FOUND_FOLDER)
+            return
+        if scope["method"] in ("GET", "DELETE"):
+            await send_json(send, 405, STATELESS, [(b"allow", b"POST")])
+            return
+        manager = await self.manager(server)
+        await manager.handle_request(scope, receive, send)
+
+    def _mcp_folders(self) -> list[Folder]:
+        return [f for f in list_folders(self.engine.docs_dir) if f.mcp]
+
+    async def manager(self, server: MCPServer) -> StreamableHTTPSessionManager:
+        """One stateless transport manager per server, running for the life of the event loop: each
+        request still gets a fresh transport, without setting a task group up and down per call."""
+        manager = self._managers.get(server)
+        if manager is None:
+            manager = StreamableHTTPSessionManager(
+                server._lowlevel_server,
+                json_response=True,
+                stateless=True,
+                # Host and Origin were checked for every route already (serving/guard.py).
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                max_request_body_size=MAX_MCP_BODY,
+            )
+            started = asyncio.Event()
+
+            async def run() -> None:
+                async with manager.run():
+                    started.set()
+                    await asyncio.Event().wait()  # until the loop shuts down
+
+            self._tasks.append(asyncio.get_running_loop().create_task(run()))
+            await started.wait()
+            self._managers[server] = manager
+        return manager
