@@ -35,6 +35,7 @@ from ragdown_operator.settings import OperatorSettings  # noqa: E402
 from ragdown_operator.spec import FolderSpec  # noqa: E402
 
 TOKEN = "bench-token"
+ADMIN_TOKEN = "bench-admin-token"
 
 
 def make_docs(docs: Path, folders: int) -> list[str]:
@@ -77,9 +78,11 @@ async def measure(folders: int) -> tuple[float, float]:
         names = make_docs(docs, folders)
         port = free_port()
         quiet = subprocess.DEVNULL
-        server = start_serve(docs, Path(tmp) / "data", port, TOKEN, stdout=quiet, stderr=quiet)
+        server = start_serve(
+            docs, Path(tmp) / "data", port, TOKEN, stdout=quiet, stderr=quiet, RAGDOWN_ADMIN_TOKEN=ADMIN_TOKEN
+        )
         url = f"http://127.0.0.1:{port}"
-        indexer = IndexerClient(url, TOKEN, 60)
+        indexer = IndexerClient(url, ADMIN_TOKEN, 60)
         try:
             wait_indexed(url, folders * 5)
             reconciler = Reconciler(OperatorSettings(), indexer, Kube())

@@ -17,8 +17,8 @@ class OperatorSettings(BaseSettings):
     )
     token: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("RAGDOWN_OPERATOR_TOKEN", "RAGDOWN_TOKEN"),
-        description="the bearer token of the indexer's API (the chart's Secret)",
+        validation_alias=AliasChoices("RAGDOWN_OPERATOR_TOKEN", "RAGDOWN_ADMIN_TOKEN"),
+        description="the indexer's admin token, for its /api (the chart's Secret; never the agents' token)",
     )
     namespace: str = Field(default="default", description="the namespace watched (the release's)")
     instance: str = Field(default="ragdown", description="the Helm release: labels the Ingresses")

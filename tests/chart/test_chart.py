@@ -192,7 +192,8 @@ def test_the_service_monitor_scrapes_indexer_readers_and_operator(render: Render
     scraped = {s["metadata"]["name"] for s in rendered.all("Service") if selected(s)}
     assert scraped == {INDEXER, READER, OPERATOR}
     for service in rendered.all("Service"):
-        assert "metrics" in {port["name"] for port in service["spec"]["ports"]}
+        if service["metadata"]["name"] in scraped:
+            assert "metrics" in {port["name"] for port in service["spec"]["ports"]}
     # Without the ServiceMonitor the operator needs no Service at all.
     assert not render({}).has("Service", OPERATOR)
     assert not render({}).all("ServiceMonitor")
@@ -299,7 +300,16 @@ def test_the_servers_get_their_role_paths_threads_token_and_hosts(render: Render
     assert indexer["RAGDOWN_ROLE"] == "primary"
     assert "RAGDOWN_PRIMARY_URL" not in indexer
     assert reader["RAGDOWN_ROLE"] == "reader"
-    assert reader["RAGDOWN_PRIMARY_URL"] == f"http://{INDEXER}:3000"
+    # Readers reach the indexer's internal listener, never its public port (docs/security.md).
+    assert reader["RAGDOWN_PRIMARY_URL"] == f"http://{INDEXER}-internal:3001"
+    assert indexer["RAGDOWN_INTERNAL_PORT"] == "3001"
+    assert "RAGDOWN_INTERNAL_PORT" not in reader
+    secret = f"{FULLNAME}-token"
+    # The admin token is the indexer's (and the operator's) only; readers never hold it.
+    assert indexer["RAGDOWN_ADMIN_TOKEN"] == {"secretKeyRef": {"name": secret, "key": "adminToken"}}
+    assert "RAGDOWN_ADMIN_TOKEN" not in reader
+    for env in (indexer, reader):
+        assert env["RAGDOWN_INTERNAL_TOKEN"] == {"secretKeyRef": {"name": secret, "key": "internalToken"}}
     for env in (indexer, reader):
         assert env["RAGDOWN_DOCS_DIR"] == "/data/docs"
         assert env["RAGDOWN_DATA_DIR"] == "/data/index"
@@ -328,9 +338,11 @@ def test_the_servers_get_their_role_paths_threads_token_and_hosts(render: Render
 def test_servers_expose_http_and_metrics_with_probes(default: Rendered) -> None:
     for workload in (default.get("StatefulSet", INDEXER), default.get("Deployment", READER)):
         server = container(workload, "ragdown")
+        internal = {("internal", 3001)} if workload["kind"] == "StatefulSet" else set()
         assert {(p["name"], p["containerPort"]) for p in server["ports"]} == {
             ("http", 3000),
             ("metrics", 9090),
+            *internal,
         }
         assert server["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
         assert server["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
@@ -346,23 +358,69 @@ def test_servers_expose_http_and_metrics_with_probes(default: Rendered) -> None:
         assert workload["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
 
 
-def test_a_generated_token_is_random_and_a_given_one_is_used(render: Render) -> None:
-    generated = base64.b64decode(render({}).get("Secret", f"{FULLNAME}-token")["data"]["token"]).decode()
-    assert len(generated) == 40
-    assert generated.isalnum()
-    given = render({"auth": {"token": "s3cret"}}).get("Secret", f"{FULLNAME}-token")
+def test_three_tokens_each_generated_random_and_apart_or_given(render: Render) -> None:
+    data = render({}).get("Secret", f"{FULLNAME}-token")["data"]
+    generated = {
+        key: base64.b64decode(data[key]).decode() for key in ("token", "adminToken", "internalToken")
+    }
+    for token in generated.values():
+        assert len(token) == 40
+        assert token.isalnum()
+    assert len(set(generated.values())) == 3  # one role, one token
+    given = render({"auth": {"token": "s3cret", "adminToken": "adm1n"}}).get("Secret", f"{FULLNAME}-token")
     assert base64.b64decode(given["data"]["token"]) == b"s3cret"
+    assert base64.b64decode(given["data"]["adminToken"]) == b"adm1n"
+    assert len(base64.b64decode(given["data"]["internalToken"])) == 40
 
 
 def test_an_existing_secret_renders_no_secret_and_is_referenced(render: Render) -> None:
     rendered = render(ci_values("existing-secret"))
     assert not rendered.all("Secret")
-    reference = {"secretKeyRef": {"name": "ragdown-credentials", "key": "bearer-token"}}
+
+    def reference(key: str) -> dict[str, Any]:
+        return {"secretKeyRef": {"name": "ragdown-credentials", "key": key}}
+
     for workload in workloads(rendered):
         name = "operator" if workload["metadata"]["name"] == OPERATOR else "ragdown"
-        assert env_of(container(workload, name))["RAGDOWN_TOKEN"] == reference
+        env = env_of(container(workload, name))
+        if name == "operator":
+            assert env["RAGDOWN_ADMIN_TOKEN"] == reference("admin-token")
+            assert "RAGDOWN_TOKEN" not in env  # the operator never speaks MCP
+        else:
+            assert env["RAGDOWN_TOKEN"] == reference("bearer-token")
+            assert env["RAGDOWN_INTERNAL_TOKEN"] == reference("internal-token")
     assert "get secret ragdown-credentials" in rendered.notes
     assert "{.data.bearer-token}" in rendered.notes
+    assert "{.data.admin-token}" in rendered.notes
+
+
+def test_the_internal_port_is_a_clusterip_service_only_readers_may_reach(render: Render) -> None:
+    rendered = render({"service": {"type": "LoadBalancer"}})
+    internal = rendered.get("Service", f"{INDEXER}-internal")
+    # Whatever type the public Services have, the internal one is never exposed outside the cluster.
+    assert internal["spec"]["type"] == "ClusterIP"
+    assert internal["spec"]["ports"] == [
+        {"name": "internal", "port": 3001, "targetPort": "internal", "protocol": "TCP"}
+    ]
+    assert internal["spec"]["selector"] == rendered.get("Service", INDEXER)["spec"]["selector"]
+    for name in (INDEXER, READER):
+        assert "internal" not in {p["name"] for p in rendered.get("Service", name)["spec"]["ports"]}
+    for ingress in rendered.all("Ingress"):
+        for rule in ingress["spec"]["rules"]:
+            for path in rule["http"]["paths"]:
+                assert path["backend"]["service"]["port"] == {"name": "http"}
+    policy = rendered.get("NetworkPolicy", INDEXER)
+    assert policy["spec"]["podSelector"]["matchLabels"] == internal["spec"]["selector"]
+    open_rule, internal_rule = policy["spec"]["ingress"]
+    assert "from" not in open_rule
+    assert {p["port"] for p in open_rule["ports"]} == {"http", "metrics"}
+    assert internal_rule["ports"] == [{"port": "internal", "protocol": "TCP"}]
+    reader_labels = rendered.get("Deployment", READER)["spec"]["template"]["metadata"]["labels"]
+    assert internal_rule["from"] == [
+        {"podSelector": {"matchLabels": rendered.get("Service", READER)["spec"]["selector"]}}
+    ]
+    assert rendered.get("Service", READER)["spec"]["selector"].items() <= reader_labels.items()
+    assert not render({"networkPolicy": {"enabled": False}}).all("NetworkPolicy")
 
 
 def test_no_operator_renders_no_operator_objects(render: Render) -> None:
@@ -424,7 +482,8 @@ def test_the_operator_runs_once_with_its_settings(render: Render) -> None:
     assert env["RAGDOWN_OPERATOR_PUBLIC_URL"] == "https://ragdown.example.com"
     assert env["RAGDOWN_OPERATOR_RESYNC_S"] == "60"
     assert env["RAGDOWN_OPERATOR_INSTANCE"] == RELEASE
-    assert env["RAGDOWN_TOKEN"] == {"secretKeyRef": {"name": f"{FULLNAME}-token", "key": "token"}}
+    assert env["RAGDOWN_ADMIN_TOKEN"] == {"secretKeyRef": {"name": f"{FULLNAME}-token", "key": "adminToken"}}
+    assert "RAGDOWN_TOKEN" not in env
 
 
 @pytest.mark.parametrize(
@@ -573,6 +632,7 @@ def test_notes_tell_the_next_steps(default: Rendered, render: Render) -> None:
     assert "kubectl -n ragdown-test apply -f examples/k8s/work.yaml" in default.notes
     assert "get rdf -w" in default.notes
     assert f"get secret {FULLNAME}-token" in default.notes
+    assert "export ADMIN_TOKEN=" in default.notes
     assert f"port-forward svc/{INDEXER}" in default.notes
     notes = render(ci_values("tls-host")).notes
     expected = (

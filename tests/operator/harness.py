@@ -21,6 +21,8 @@ from tests.operator.cluster import Cluster, emulated_cluster
 from tests.serving.conftest import free_port, start_serve, stop_process
 
 TOKEN = "operator-test-token"
+ADMIN_TOKEN = "operator-test-admin-token"
+INTERNAL_TOKEN = "operator-test-internal-token"
 NAMESPACE = "team"
 HOST = "ragdown.test"
 FOLDERS = f"/apis/ragdown.dev/v1alpha1/namespaces/{NAMESPACE}/ragdownfolders"
@@ -53,14 +55,26 @@ class Indexer:
     data: Path
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    internal_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def internal_url(self) -> str:
+        """Where readers reach it, as the chart's RAGDOWN_PRIMARY_URL names the indexer's internal port."""
+        return f"http://127.0.0.1:{self.internal_port}"
+
     def start(self) -> None:
-        env = {"RAGDOWN_ROLE": "primary", **self.extra_env}
+        env = {
+            "RAGDOWN_ROLE": "primary",
+            "RAGDOWN_ADMIN_TOKEN": ADMIN_TOKEN,
+            "RAGDOWN_INTERNAL_TOKEN": INTERNAL_TOKEN,
+            "RAGDOWN_INTERNAL_PORT": str(self.internal_port),
+            **self.extra_env,
+        }
         quiet = subprocess.DEVNULL
         self.process = start_serve(self.docs, self.data, self.port, TOKEN, stdout=quiet, stderr=quiet, **env)
 
@@ -77,7 +91,9 @@ class Indexer:
         stop_process(self.process)
 
     def api(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30
+        )
 
 
 @dataclass
@@ -97,7 +113,7 @@ class Operator:
             **os.environ,
             "RAGDOWN_OPERATOR_KUBE_URL": self.kube_url,
             "RAGDOWN_OPERATOR_INDEXER_URL": self.indexer_url,
-            "RAGDOWN_TOKEN": TOKEN,
+            "RAGDOWN_ADMIN_TOKEN": ADMIN_TOKEN,
             "RAGDOWN_OPERATOR_NAMESPACE": NAMESPACE,
             "RAGDOWN_OPERATOR_INSTANCE": "rd",
             "RAGDOWN_OPERATOR_READER_SERVICE": "rd-ragdown-reader",

@@ -109,7 +109,8 @@ async def test_agents_reach_only_mcp_folders_through_the_operators_routes(tmp_pa
             w.indexer.data,
             extra_env={
                 "RAGDOWN_ROLE": "reader",
-                "RAGDOWN_PRIMARY_URL": w.indexer.url,
+                "RAGDOWN_PRIMARY_URL": w.indexer.internal_url,
+                "RAGDOWN_INTERNAL_PORT": "0",
                 "RAGDOWN_ALLOWED_HOSTS": HOST,
             },
         )

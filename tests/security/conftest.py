@@ -23,10 +23,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from ragdown.documents.paths import is_markdown
 from ragdown.folders.settings import ServerSettings
-from tests.serving.conftest import TOKEN, Served, serve
+from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, serve
 
-# `/api/folders` takes this one: the admin-token split changes it here and nowhere else.
-ADMIN_TOKEN = TOKEN
 # "A few hundred characters": a refusal names the problem, it does not echo a 5,000-character path.
 MAX_REFUSAL = 500
 PROBE_TEXT = "# Hostile probe\n\nWritten by the hostile-input suite.\n"
@@ -334,7 +332,14 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
 @pytest.fixture(scope="module")
 def served(sandbox: Sandbox) -> Iterator[Served]:
     """`serve` over the sandbox's docs (folders `ops`, `private`, `scratch`), root `/mcp` on."""
-    settings = ServerSettings(token=TOKEN, watch=False, hook_min_score=0.0, hook_min_ratio=0.0, root_mcp=True)
+    settings = ServerSettings(
+        token=TOKEN,
+        admin_token=ADMIN_TOKEN,
+        watch=False,
+        hook_min_score=0.0,
+        hook_min_ratio=0.0,
+        root_mcp=True,
+    )
     yield from serve(sandbox.docs, sandbox.base / "data-http", settings)
 
 

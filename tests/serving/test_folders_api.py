@@ -62,8 +62,19 @@ def test_create_writes_mcp_always_and_refuses_bad_names(served: Served) -> None:
             refused = http.post("/api/folders", json={"name": bad})
             assert refused.status_code == 400, bad
             assert refused.json()["error"].startswith(f'not a valid folder name: "{bad}"')
-        assert http.post("/api/folders", content=b"{nope").json() == {"error": "Body is not valid JSON"}
-        assert http.post("/api/folders", content=b"x" * (1024 * 1024 + 1)).status_code == 413
+        invalid = http.post("/api/folders", content=b"{nope", headers={"Content-Type": "application/json"})
+        assert invalid.json() == {"error": "Body is not valid JSON"}
+        untyped = http.post("/api/folders", content=b'{"name": "Typed"}')  # a form could send this
+        assert (untyped.status_code, untyped.json()) == (
+            415,
+            {"error": "send the body as JSON (Content-Type: application/json)"},
+        )
+        assert (
+            http.post(
+                "/api/folders", content=b"x" * (1024 * 1024 + 1), headers={"Content-Type": "application/json"}
+            ).status_code
+            == 413
+        )
 
 
 def test_a_new_folder_is_indexed_before_the_answer(served: Served) -> None:

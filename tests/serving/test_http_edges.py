@@ -52,3 +52,24 @@ def test_serve_refuses_to_start_without_a_token_or_a_trusted_network(tmp_path: P
     )
     assert missing.returncode == 2
     assert "RAGDOWN_DOCS_DIR" in missing.stderr
+
+
+def test_serve_refuses_tokens_that_open_two_doors(tmp_path: Path) -> None:
+    """One role, one token (docs/security.md): serve refuses a token reused across roles, and an
+    internal listener or a network primary without the internal token."""
+    (tmp_path / "docs").mkdir()
+    base = {"RAGDOWN_DOCS_DIR": str(tmp_path / "docs"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    cases = [
+        ({"RAGDOWN_TOKEN": "same", "RAGDOWN_ADMIN_TOKEN": "same"}, "RAGDOWN_TOKEN and RAGDOWN_ADMIN_TOKEN"),
+        ({"RAGDOWN_TOKEN": "a", "RAGDOWN_INTERNAL_TOKEN": "a"}, "RAGDOWN_TOKEN and RAGDOWN_INTERNAL_TOKEN"),
+        ({"RAGDOWN_TOKEN": "a", "RAGDOWN_INTERNAL_PORT": "3001"}, "set RAGDOWN_INTERNAL_TOKEN too"),
+        (
+            {"RAGDOWN_TOKEN": "a", "RAGDOWN_ROLE": "reader", "RAGDOWN_PRIMARY_URL": "http://indexer:3001"},
+            "set RAGDOWN_INTERNAL_TOKEN",
+        ),
+    ]
+    for env, message in cases:
+        result = run_cli("serve", env={**base, **env}, timeout=120)
+        assert result.returncode == 2, env
+        assert message in result.stderr, result.stderr
+        assert "same" not in result.stderr.replace("are the same", "")  # a token is never printed

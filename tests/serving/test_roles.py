@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -92,6 +93,10 @@ def pair(tmp_path: Path) -> Iterator[tuple[Proc, Proc, Path]]:
 async def test_a_write_through_the_reader_is_on_disk_and_found_by_both(pair: tuple[Proc, Proc, Path]) -> None:
     primary, reader, docs = pair
     assert primary.status()["role"] == "primary"
+    # The local internal API: a socket and a token only this user can use (docs/security.md).
+    data = docs.parent / "data"
+    assert stat.S_IMODE((data / "primary.sock").stat().st_mode) == 0o600
+    assert stat.S_IMODE((data / "internal.token").stat().st_mode) == 0o600
     answer = await reader.call(
         "ragdown_write", {"path": "kafka.md", "text": "# Kafka\n\nKafka topics keep messages."}
     )

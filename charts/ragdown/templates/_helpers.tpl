@@ -56,6 +56,9 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- define "ragdown.readerName" -}}
 {{- printf "%s-reader" (include "ragdown.fullname" .) }}
 {{- end }}
+{{- define "ragdown.indexerInternalName" -}}
+{{- printf "%s-indexer-internal" (include "ragdown.fullname" .) }}
+{{- end }}
 {{- define "ragdown.operatorName" -}}
 {{- printf "%s-operator" (include "ragdown.fullname" .) }}
 {{- end }}
@@ -79,7 +82,11 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
-{{/* The Secret holding the token, and its key. */}}
+{{/*
+The Secret holding the three tokens (docs/security.md), and each one's key: the agents' token
+(MCP only), the admin's (the web UI and /api, the operator), and the internal one (readers to the
+indexer's internal port, never routed by an Ingress).
+*/}}
 {{- define "ragdown.secretName" -}}
 {{- default (printf "%s-token" (include "ragdown.fullname" .)) .Values.auth.existingSecret }}
 {{- end }}
@@ -90,14 +97,48 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 token
 {{- end }}
 {{- end }}
+{{- define "ragdown.adminSecretKey" -}}
+{{- if .Values.auth.existingSecret }}
+{{- .Values.auth.existingSecretAdminKey }}
+{{- else -}}
+adminToken
+{{- end }}
+{{- end }}
+{{- define "ragdown.internalSecretKey" -}}
+{{- if .Values.auth.existingSecret }}
+{{- .Values.auth.existingSecretInternalKey }}
+{{- else -}}
+internalToken
+{{- end }}
+{{- end }}
 
-{{/* The RAGDOWN_TOKEN env entry, read from the Secret. */}}
-{{- define "ragdown.tokenEnv" -}}
-- name: RAGDOWN_TOKEN
+{{/* One env entry read from the Secret: call with (dict "ctx" $ "name" "RAGDOWN_TOKEN" "key" <key>). */}}
+{{- define "ragdown.secretEnv" -}}
+- name: {{ .name }}
   valueFrom:
     secretKeyRef:
-      name: {{ include "ragdown.secretName" . }}
-      key: {{ include "ragdown.secretKey" . }}
+      name: {{ include "ragdown.secretName" .ctx }}
+      key: {{ .key }}
+{{- end }}
+
+{{/* The agents' RAGDOWN_TOKEN. */}}
+{{- define "ragdown.tokenEnv" -}}
+{{ include "ragdown.secretEnv" (dict "ctx" . "name" "RAGDOWN_TOKEN" "key" (include "ragdown.secretKey" .)) }}
+{{- end }}
+
+{{/* The admin's token, as the server (RAGDOWN_ADMIN_TOKEN) and the operator read it. */}}
+{{- define "ragdown.adminTokenEnv" -}}
+{{ include "ragdown.secretEnv" (dict "ctx" . "name" "RAGDOWN_ADMIN_TOKEN" "key" (include "ragdown.adminSecretKey" .)) }}
+{{- end }}
+
+{{/* The internal token, shared by the indexer and the readers only. */}}
+{{- define "ragdown.internalTokenEnv" -}}
+{{ include "ragdown.secretEnv" (dict "ctx" . "name" "RAGDOWN_INTERNAL_TOKEN" "key" (include "ragdown.internalSecretKey" .)) }}
+{{- end }}
+
+{{/* The port of the indexer's internal listener (readers only; no Ingress routes it). */}}
+{{- define "ragdown.internalPort" -}}
+3001
 {{- end }}
 
 {{/*
@@ -142,8 +183,13 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
   value: {{ .role }}
 {{- if eq .role "reader" }}
 - name: RAGDOWN_PRIMARY_URL
-  value: {{ printf "http://%s:%d" (include "ragdown.indexerName" $ctx) (int $ctx.Values.service.port) | quote }}
+  value: {{ printf "http://%s:%d" (include "ragdown.indexerInternalName" $ctx) (int $ctx.Values.service.internalPort) | quote }}
+{{- else }}
+- name: RAGDOWN_INTERNAL_PORT
+  value: {{ include "ragdown.internalPort" $ctx | quote }}
+{{ include "ragdown.adminTokenEnv" $ctx }}
 {{- end }}
+{{ include "ragdown.internalTokenEnv" $ctx }}
 - name: RAGDOWN_DOCS_DIR
   value: /data/docs
 - name: RAGDOWN_DATA_DIR
@@ -181,7 +227,7 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
 {{- end }}
 {{- end }}
 
-{{/* The HTTP and metrics container ports of a server pod. */}}
+{{/* The container ports of a server pod: call with (dict "ctx" $ "role" "primary"|"reader"). */}}
 {{- define "ragdown.serverPorts" -}}
 - name: http
   containerPort: 3000
@@ -189,6 +235,11 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
 - name: metrics
   containerPort: 9090
   protocol: TCP
+{{- if eq .role "primary" }}
+- name: internal
+  containerPort: {{ include "ragdown.internalPort" .ctx }}
+  protocol: TCP
+{{- end }}
 {{- end }}
 
 {{/* Liveness, readiness and startup probes of a server container. */}}

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -85,7 +86,10 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
             if not endpoint.enabled(call.tool):
                 return refused(f"{call.tool} is turned off for this folder")
             server = routes.server(endpoint)
-        result = await server.call_tool(call.tool, call.arguments)
+        try:
+            result = await server.call_tool(call.tool, call.arguments)
+        except ToolError as error:  # arguments the tool's schema refuses (an MCP client never sends them)
+            return refused(f"{call.tool}: the arguments do not fit the tool ({str(error).splitlines()[0]})")
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)
         return {"text": text, "is_error": bool(getattr(result, "is_error", False))}
