@@ -1,16 +1,28 @@
-"""Helpers shared by the benchmarks: where the shared data is, timing, memory."""
+"""Helpers shared by the benchmarks: where the shared data is, timing, memory, and a `ragdown serve`
+process with the corpus's headings as queries."""
 
 from __future__ import annotations
 
+import os
+import random
+import re
 import resource
+import signal
+import socket
 import statistics
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_BENCH = REPO.parent / "shared" / "bench"
 CORPORA = SHARED_BENCH / "corpora"
+HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
 
 
 def require(path: Path) -> Path:
@@ -38,3 +50,94 @@ def percentile(values: list[float], q: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def headings(root: Path, seed: int) -> list[str]:
+    """The `## ` headings of the Markdown under `root` (outside code fences, `{ #anchor }` dropped),
+    deduplicated and shuffled with `seed`: real questions a reader of those documents might ask."""
+    seen: dict[str, None] = {}
+    for path in sorted(root.rglob("*.md")):
+        in_code = False
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                in_code = not in_code
+            match = None if in_code else HEADING.match(line)
+            if match:
+                text = re.sub(r"\s*\{[^}]*\}\s*$", "", match.group(1)).strip()  # `{ #anchor }`
+                if text:
+                    seen.setdefault(text, None)
+    queries = list(seen)
+    random.Random(seed).shuffle(queries)
+    return queries
+
+
+class Server:
+    """One `ragdown serve` process; its log goes to a file (a full pipe would block it)."""
+
+    def __init__(self, docs: Path, data_dir: Path, embedder: str, work: Path, name: str, token: str) -> None:
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = work / f"{name}.log"
+        env = {
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(docs),
+            "RAGDOWN_DATA_DIR": str(data_dir),
+            "RAGDOWN_EMBEDDER": embedder,
+            "RAGDOWN_TOKEN": token,
+            "PORT": str(self.port),
+            "RAGDOWN_METRICS_PORT": str(free_port()),
+        }
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ragdown.cli", "serve"],
+                env=env,
+                cwd=work,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def status(self) -> dict[str, Any]:
+        return dict(httpx.get(f"{self.url}/api/status", timeout=5).json())
+
+    def wait(
+        self, ready: Callable[[dict[str, Any]], bool], what: str, timeout: float = 1800
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
+            try:
+                status = self.status()
+                if ready(status):
+                    return status
+            except (httpx.HTTPError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out waiting for {what}:\n{self.tail()}")
+            time.sleep(0.5)
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)

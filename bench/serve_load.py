@@ -18,12 +18,7 @@ import argparse
 import asyncio
 import json
 import os
-import random
-import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,12 +27,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from _common import CORPORA, commit, percentile, require
+from _common import CORPORA, Server, commit, cpu_seconds, headings, percentile, require
 
 TOKEN = "bench-serve-load"
 FOLDER = "docs"
@@ -47,77 +41,6 @@ TOOLS: dict[str, Any] = {
     "ragdown_recall": lambda q: {"query": q, "top_k": 8},
     "ragdown_context": lambda q: {"prompt": q, "top_k": 4},
 }
-HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Server:
-    """One `ragdown serve` process; its log goes to a file (a full pipe would block it)."""
-
-    def __init__(self, docs: Path, data_dir: Path, embedder: str, work: Path, name: str) -> None:
-        self.name = name
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = work / f"{name}.log"
-        env = {
-            **os.environ,
-            "RAGDOWN_DOCS_DIR": str(docs),
-            "RAGDOWN_DATA_DIR": str(data_dir),
-            "RAGDOWN_EMBEDDER": embedder,
-            "RAGDOWN_TOKEN": TOKEN,
-            "PORT": str(self.port),
-            "RAGDOWN_METRICS_PORT": str(free_port()),
-        }
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "ragdown.cli", "serve"],
-                env=env,
-                cwd=work,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def status(self) -> dict[str, Any]:
-        return dict(httpx.get(f"{self.url}/api/status", timeout=5).json())
-
-    def wait(self, ready: Any, what: str, timeout: float = 1800) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
-            try:
-                status = self.status()
-                if ready(status):
-                    return status
-            except (httpx.HTTPError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"timed out waiting for {what}:\n{self.tail()}")
-            time.sleep(0.5)
-
-    def tail(self, chars: int = 3000) -> str:
-        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 @dataclass
@@ -203,23 +126,6 @@ async def measure(servers: list[Server], tool: str, clients: int, seconds: float
     return run
 
 
-def headings(root: Path) -> list[str]:
-    seen: dict[str, None] = {}
-    for path in sorted(root.rglob("*.md")):
-        in_code = False
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.lstrip().startswith(("```", "~~~")):
-                in_code = not in_code
-            match = None if in_code else HEADING.match(line)
-            if match:
-                text = re.sub(r"\s*\{[^}]*\}\s*$", "", match.group(1)).strip()  # `{ #anchor }`
-                if text:
-                    seen.setdefault(text, None)
-    queries = list(seen)
-    random.Random(SEED).shuffle(queries)
-    return queries
-
-
 def row(setup: str, tool: str, clients: int, run: Run) -> str:
     count = len(run.latencies)
     p50 = f"{percentile(run.latencies, 0.5):.1f}" if count else "—"
@@ -254,10 +160,10 @@ def main() -> None:
         (docs / FOLDER / ".ragdown.json").write_text(
             json.dumps({"title": "Docs", "mcp": True}), encoding="utf-8"
         )
-        queries = headings(docs / FOLDER)
+        queries = headings(docs / FOLDER, SEED)
         data_dir = work / "data"
         try:
-            primary = Server(docs, data_dir, args.embedder, work, "primary")
+            primary = Server(docs, data_dir, args.embedder, work, "primary", TOKEN)
             servers.append(primary)
             began = time.monotonic()
             status = primary.wait(lambda s: not s["syncing"] and s["files"] > 0, "the primary's first sync")
@@ -267,7 +173,7 @@ def main() -> None:
                 file=sys.stderr,
             )
             rows += run_setup("one process", [primary], args.seconds, queries, samples)
-            servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}") for n in (1, 2)]
+            servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
             for reader in servers[1:]:
                 reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
             print("two readers up", file=sys.stderr)
