@@ -395,7 +395,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tail.add_argument("--file", help="the log file (default: <RAGDOWN_DATA_DIR>/query-log.jsonl)")
     tail.set_defaults(run=command_tail_log)
+
+    token = commands.add_parser(
+        "token",
+        help="Make an agent token for one folder: prints the token, and the entry its .ragdown.json "
+        "`tokens` list (or PATCH /api/folders/<folder>) takes.",
+    )
+    token.add_argument("name", help="what the token is for (letters, digits, _ . -), e.g. team-a-claude")
+    token.set_defaults(run=command_token)
     return parser
+
+
+def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
+    """A new folder token: only its SHA-256 is stored, so this is the one time it is shown."""
+    import secrets
+
+    from ragdown.folders.manage import TOKEN_NAME_RE
+    from ragdown.serving.auth import token_digest
+
+    if not TOKEN_NAME_RE.match(args.name):
+        raise CliError(f"not a token name: {args.name!r} (1 to 64 letters, digits, _ . -)")
+    value = secrets.token_urlsafe(32)
+    print(f"token: {value}")
+    print("entry: " + json.dumps({"name": args.name, "sha256": token_digest(value)}))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

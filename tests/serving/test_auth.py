@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import run_cli
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served
 
 pytestmark = pytest.mark.anyio
@@ -83,10 +84,16 @@ async def test_a_folders_own_token_reaches_that_folder_only(make_served: Callabl
             return http.post(path, json=LIST, headers={**MCP_HEADERS, **bearer(token)}).status_code
 
         assert status("/mcp/ops", TEAM_TOKEN) == 200
-        assert status("/mcp/team", TEAM_TOKEN) == 401  # another team's folder
-        assert status("/mcp/ops", TOKEN) == 401  # a folder with its own tokens takes only those
+        # Another team's folder, and a folder with tokens of its own for the shared token, answer as
+        # a missing folder does: a token learns nothing of folders it cannot use.
+        assert status("/mcp/team", TEAM_TOKEN) == 404
+        assert status("/mcp/ops", TOKEN) == 404
+        missing = http.post("/mcp/nothing", json=LIST, headers={**MCP_HEADERS, **bearer(TEAM_TOKEN)})
+        other = http.post("/mcp/team", json=LIST, headers={**MCP_HEADERS, **bearer(TEAM_TOKEN)})
+        assert other.content == missing.content
         assert status("/mcp/team", TOKEN) == 200
         assert status("/mcp/ops", "a-token-nobody-has") == 401
+        assert status("/mcp/team", "a-token-nobody-has") == 401
         assert status("/mcp", "a-token-nobody-has") == 401
     async with served.mcp("/mcp", token=TEAM_TOKEN) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
@@ -154,3 +161,32 @@ def test_the_public_listener_has_no_internal_api(served: Served) -> None:
             answer = http.post("/internal/tool", json=forged, headers=bearer(token))
             assert answer.status_code == 404
             assert "root:" not in answer.text
+
+
+def test_folder_tokens_are_set_by_the_admin_listed_by_name_and_made_by_the_cli(served: Served) -> None:
+    made = run_cli("token", "team-a")
+    assert made.returncode == 0
+    token = made.stdout.split("token: ", 1)[1].split()[0]
+    entry = json.loads(made.stdout.split("entry: ", 1)[1])
+    assert entry == {"name": "team-a", "sha256": hashlib.sha256(token.encode()).hexdigest()}
+    assert token not in made.stdout.split("entry: ", 1)[1]  # the entry holds no secret
+    with served.admin() as http:
+        for bad in (
+            [{"name": "x", "sha256": "abc"}],
+            [{"name": "a b", "sha256": entry["sha256"]}],
+            [entry, entry],
+            [{"name": "x"}],
+            "team-a",
+        ):
+            refused = http.patch("/api/folders/ops", json={"tokens": bad})
+            assert refused.status_code == 400, bad
+        assert "tokens" not in config(served, "ops")
+        answer = http.patch("/api/folders/ops", json={"tokens": [entry]})
+        assert answer.json()["folder"]["tokens"] == ["team-a"]
+        assert entry["sha256"] not in answer.text
+    assert config(served, "ops")["tokens"] == [entry]
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        own = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(token)})
+        assert own.status_code == 200
+        shared = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(TOKEN)})
+        assert shared.status_code == 404

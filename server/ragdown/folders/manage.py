@@ -20,12 +20,14 @@ from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import shown
 from ragdown.folders.config import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
-from ragdown.folders.registry import Folder, read_folder
+from ragdown.folders.registry import SHA256_RE, Folder, read_folder
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
 MANAGER_RE = re.compile(r"^RagdownFolder (?P<namespace>[a-z0-9.-]{1,253})/(?P<name>[a-z0-9.-]{1,253})$")
 MAX_MANAGER = 300
 MAX_TITLE = 200  # as the RagdownFolder schema allows
+MAX_TOKENS = 100
+TOKEN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # The MCP tools of a folder endpoint: what `disabled_tools` may name (the CRD's enum, pinned in a test).
 # The write tools are the ones a read-only folder hides.
 FOLDER_WRITE_TOOLS = (
@@ -175,7 +177,8 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
 
 def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """`config` with `changes` applied, each validated; unknown `.ragdown.json` keys are kept."""
-    unknown = sorted(set(changes) - {"title", "mcp", "hook", "read_only", "disabled_tools", "managed_by"})
+    known = {"title", "mcp", "hook", "read_only", "disabled_tools", "managed_by", "tokens"}
+    unknown = sorted(set(changes) - known)
     if unknown:
         raise Refusal(400, f"unknown folder setting: {', '.join(unknown)}")
     if "title" in changes:
@@ -208,6 +211,12 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
             config["disabled_tools"] = tools
         else:
             config.pop("disabled_tools", None)
+    if "tokens" in changes:
+        tokens = _tokens(changes["tokens"])
+        if tokens:
+            config["tokens"] = tokens
+        else:
+            config.pop("tokens", None)
     if "managed_by" in changes:
         manager = changes["managed_by"]
         if manager is None:
@@ -239,6 +248,30 @@ def _hook(changes: object, current: object) -> dict[str, Any]:
             raise Refusal(400, f"hook.{error}")
         hook[key] = value
     return hook
+
+
+def _tokens(value: object) -> list[dict[str, str]]:
+    """A folder's own agent tokens (docs/security.md): `[{"name", "sha256"}]`, names unique; the
+    token itself is never stored (`ragdown token NAME` makes one and prints its entry)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_TOKENS:
+        raise Refusal(400, f"tokens must be a list of at most {MAX_TOKENS} {{name, sha256}} objects")
+    names: set[str] = set()
+    tokens = []
+    for entry in value:
+        if not isinstance(entry, dict) or set(entry) != {"name", "sha256"}:
+            raise Refusal(
+                400, 'each token is {"name": …, "sha256": <64 hex of the token>} (ragdown token NAME)'
+            )
+        name, digest = entry["name"], entry["sha256"]
+        if not isinstance(name, str) or not TOKEN_NAME_RE.match(name) or name in names:
+            raise Refusal(400, "a token name is 1 to 64 letters, digits, _ . - and unique in its folder")
+        if not isinstance(digest, str) or not SHA256_RE.match(digest):
+            raise Refusal(400, f"token {name}: sha256 must be the 64 hex digits of the token's SHA-256")
+        names.add(name)
+        tokens.append({"name": name, "sha256": digest.lower()})
+    return tokens
 
 
 def _tools(value: object) -> list[str]:

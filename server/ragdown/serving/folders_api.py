@@ -51,6 +51,9 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
         out["created_by"] = created_by
     if folder.managed_by is not None:
         out["managed_by"] = folder.managed_by
+    tokens = folder.config.get("tokens")
+    if isinstance(tokens, list):  # their names only: a digest is no one's business but the server's
+        out["tokens"] = [t["name"] for t in tokens if isinstance(t, dict) and isinstance(t.get("name"), str)]
     return out
 
 

@@ -168,19 +168,19 @@ class McpRoutes:
                 await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
             # Checked first: a token no folder takes must not get a root server of its own.
-            if access.role == "folder" and not any(access.reaches(f) for f in self._mcp_folders()):
-                await send_json(send, 401, {"error": "Unauthorized"})
-                return
-            server = self.root_server(access)
+            if access.role != "folder" or any(access.reaches(f) for f in self._mcp_folders()):
+                server = self.root_server(access)
         elif segments is not None:
             folder = self.folder_at(segments[0], segments[1:])
-            if folder is not None and not access.reaches(folder):
-                # A token this folder does not take; as any token nobody knows (it says nothing of
-                # whether the folder exists).
-                await send_json(send, 401, {"error": "Unauthorized"})
-                return
-            if folder is not None:
+            if folder is not None and access.reaches(folder):
                 server = self.server(self.endpoint_for(folder, segments[1:]))
+        if (
+            server is None
+            and access.role == "folder"
+            and not any(access.reaches(f) for f in self._mcp_folders())
+        ):
+            await send_json(send, 401, {"error": "Unauthorized"})  # a token no folder takes
+            return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)
             return
