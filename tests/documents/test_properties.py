@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents.chunks import BREADCRUMB_SEPARATOR
 from ragdown.documents.edits import Edit, EditOutcome, apply_edits, nearest_passage, to_lf
 from ragdown.documents.errors import Refusal
 from ragdown.documents.frontmatter import read_front_matter, read_list, read_scalar, read_title
-from ragdown.documents.headings import heading_range
+from ragdown.documents.headings import heading_range, heading_range_in_lines
 from ragdown.documents.lines import split_lines
 from ragdown.documents.links import find_links
 from ragdown.documents.metadata import parse_document, read_document_meta
@@ -56,11 +56,13 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # §1.5
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")  # §1.5
 _CLOSING = re.compile(r"^(---|\.\.\.)\s*$")  # §1.2
 _TITLE = re.compile(r"^title:\s*(.+?)\s*$")  # §1.2
+BOM = "\ufeff"
 
 
 def lines_of(text: str) -> list[str]:
-    """§1.1: CRLF and lone CR are line breaks; a trailing one makes an empty last line."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """§1.1: CRLF and lone CR are line breaks; a trailing one makes an empty last line. A leading
+    byte-order mark is no part of line 1 (see the last tests)."""
+    return text.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def body_start_of(lines: list[str]) -> int:
@@ -343,16 +345,16 @@ def test_an_edit_writes_the_whole_result_or_leaves_the_file_alone(case: tuple[by
 
 
 @examples(300)
-@given(text=st.one_of(documents, st.text(alphabet="a\r\n", max_size=12)))
+@given(text=st.one_of(documents, st.text(alphabet="a\r\n\ufeff", max_size=12)))
 def test_split_lines_round_trips(text: str) -> None:
     """One line per line break (CRLF, lone CR or LF) plus one; joined with LF they give the text
-    back with LF breaks, and an LF-only text exactly."""
+    back with LF breaks (less a leading byte-order mark), and an LF-only text exactly."""
     lines = split_lines(text)
     breaks = len(re.findall(r"\r\n|\r|\n", text))
     assert len(lines) == breaks + 1
     assert not any("\r" in line or "\n" in line for line in lines)
-    assert "\n".join(lines) == re.sub(r"\r\n|\r", "\n", text)
-    if "\r" not in text:
+    assert "\n".join(lines) == re.sub(r"\r\n|\r", "\n", text.removeprefix(BOM))
+    if "\r" not in text and not text.startswith(BOM):
         assert "\n".join(lines) == text
 
 
@@ -454,3 +456,46 @@ def test_a_heading_range_runs_to_the_next_heading_of_its_level(case: tuple[str, 
     start, level = found
     end = next((i for i, (other, _) in headings if i > start and other <= level), len(lines))
     assert heading_range(source, anchor) == (start + 1, end)
+
+
+# --- a byte-order mark -------------------------------------------------------------------------
+
+
+@examples(200)
+@given(case=heading_cases())
+def test_a_byte_order_mark_changes_nothing(case: tuple[str, str]) -> None:
+    """Windows editors may start a UTF-8 file with U+FEFF, and the indexer reads it as text. The
+    reference's rules trim it away as whitespace (JavaScript's trim and \\s include it), so front
+    matter, a heading or a fence on line 1 means the same with it as without it."""
+    source, anchor = case
+    assume(not source.startswith(BOM))
+    marked = BOM + source
+    assert parse_document(marked, "notes/doc.md", 120) == parse_document(source, "notes/doc.md", 120)
+    assert heading_range(marked, anchor) == heading_range(source, anchor)
+    # Links keep their offsets in the text as given: one more, for the mark.
+    assert [
+        (link.kind, link.raw, link.start - 1, link.end - 1, link.line) for link in find_links(marked)
+    ] == [(link.kind, link.raw, link.start, link.end, link.line) for link in find_links(source)]
+    # Writes and reads split lines their own way (a lone CR stays in its line) before these rules.
+    own_split = re.compile(r"\r?\n").split
+    assert read_front_matter(own_split(marked)) == read_front_matter(own_split(source))
+    assert heading_range_in_lines(own_split(marked), anchor) == heading_range_in_lines(
+        own_split(source), anchor
+    )
+
+
+def test_front_matter_a_heading_and_a_fence_count_behind_a_byte_order_mark() -> None:
+    doc = parse_document(f"{BOM}---\ntitle: Runbook\ntags: [ops]\n---\nBody text.", "notes/doc.md", 1500)
+    assert (doc.title, doc.meta.tags) == ("Runbook", ["ops"])
+    assert [(c.text, c.line_start, c.line_end) for c in doc.chunks] == [("Body text.", 5, 5)]
+
+    doc = parse_document(f"{BOM}# Backups\n\nNightly.", "notes/doc.md", 1500)
+    assert [(c.title, c.heading, c.text) for c in doc.chunks] == [("Backups", "Backups", "Nightly.")]
+    assert heading_range_in_lines([f"{BOM}# Backups", "", "Nightly."], "backups") == (1, 3)
+    assert read_front_matter([f"{BOM}---", "created_by: me", "---", "x"]).front == ["created_by: me"]
+
+    fenced = f"{BOM}```\n[[In Code]] #in-code\n```\n[[Note]]"
+    assert [(link.target, link.start, link.line) for link in find_links(fenced)] == [
+        ("Note", fenced.index("Note"), 4)
+    ]
+    assert read_document_meta(fenced).tags == []

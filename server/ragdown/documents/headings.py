@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragdown.documents.lines import HEADING_RE, FenceTracker, split_lines
+from ragdown.documents.lines import BOM, HEADING_RE, FenceTracker, split_lines
 
 
 def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int] | None:
@@ -14,6 +14,8 @@ def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int]
     In `A#B` only the last part, `B`, is matched: the first heading with that text wins, whatever
     section it sits under. The comparison trims and lowercases both sides.
     """
+    if lines and lines[0].startswith(BOM):  # from a caller that split the text itself (reads, writes)
+        lines = [lines[0].removeprefix(BOM), *lines[1:]]
     wanted = anchor.rsplit("#", 1)[-1].strip().lower()
     if not wanted:
         return None  # an empty anchor names no heading; the caller reads the whole document

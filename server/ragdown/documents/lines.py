@@ -9,6 +9,10 @@ HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 # A run of N backticks, the shortest text without a backtick, then the same N backticks.
 INLINE_CODE_RE = re.compile(r"(`+)[^`]*?\1")
 _NEWLINES_RE = re.compile(r"\r\n?")
+# U+FEFF, the byte-order mark some editors put first in a UTF-8 file, is no part of line 1: the
+# reference (JavaScript, whose trim and \s include it) sees front matter, a heading or a fence behind
+# it, and Python's strip and \s would not.
+BOM = "\ufeff"
 
 
 def blank_inline_code(line: str) -> str:
@@ -17,8 +21,11 @@ def blank_inline_code(line: str) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """Normalise CRLF and lone CR to LF, then split. A trailing newline makes an empty last line."""
-    return _NEWLINES_RE.sub("\n", text).split("\n")
+    """Normalise CRLF and lone CR to LF, then split. A trailing newline makes an empty last line.
+
+    A leading byte-order mark is dropped; line numbers are unchanged.
+    """
+    return _NEWLINES_RE.sub("\n", text.removeprefix(BOM)).split("\n")
 
 
 class FenceTracker:
