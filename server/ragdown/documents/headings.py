@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragdown.documents.lines import BOM, HEADING_RE, FenceTracker, split_lines
+from ragdown.documents.lines import BOM, FenceTracker, match_heading, split_lines
 
 
 def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int] | None:
@@ -25,13 +25,13 @@ def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int]
     for number, line in enumerate(lines, start=1):
         if fence.feed(line) or fence.open:
             continue
-        match = HEADING_RE.match(line)
-        if match is None:
+        heading = match_heading(line)
+        if heading is None:
             continue
         if start is None:
-            if match.group(2).strip().lower() == wanted:
-                start, level = number, len(match.group(1))
-        elif len(match.group(1)) <= level:
+            if heading.name.strip().lower() == wanted:
+                start, level = number, heading.level
+        elif heading.level <= level:
             return start, number - 1
     return None if start is None else (start, len(lines))
 
