@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ragdown.documents.frontmatter import read_front_matter, read_title
-from ragdown.documents.lines import HEADING_RE, FenceTracker, split_lines
+from ragdown.documents.lines import FenceTracker, match_heading, split_lines
 
 # Bump whenever chunk boundaries or the embedded text change: a bump forces a rebuild.
 CHUNKER_VERSION = 2
@@ -59,12 +59,12 @@ def chunk_lines(lines: list[str], path: str, max_chars: int) -> list[Chunk]:
     for i in range(front.body_start, len(lines)):
         line = lines[i]
         fence.feed(line)
-        heading = None if fence.open else HEADING_RE.match(line)
+        heading = None if fence.open else match_heading(line)
         if heading is None:
             current.lines.append(line)
             continue
         sections.append(current)
-        level, name = len(heading.group(1)), heading.group(2)
+        level, name = heading
         if level == 1 and first_h1 is None:
             first_h1 = name
         del stack[level - 1 :]

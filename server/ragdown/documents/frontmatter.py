@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
+from ragdown.documents.lines import BOM
+
 _CLOSE_RE = re.compile(r"^(---|\.\.\.)\s*$")
 _TITLE_RE = re.compile(r"^title:\s*(.+?)\s*$")
 _BLOCK_ITEM_RE = re.compile(r"^\s*-\s*(.+?)\s*$")
@@ -28,7 +30,8 @@ def unquote(value: str) -> str:
 
 
 def read_front_matter(lines: list[str]) -> FrontMatter:
-    if not lines or lines[0].strip() != "---":
+    # The BOM check is for callers that split the text themselves (writes): split_lines drops it.
+    if not lines or lines[0].removeprefix(BOM).strip() != "---":
         return FrontMatter()
     for i in range(1, len(lines)):
         if _CLOSE_RE.match(lines[i]):

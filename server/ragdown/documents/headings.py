@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragdown.documents.lines import HEADING_RE, FenceTracker, split_lines
+from ragdown.documents.lines import BOM, FenceTracker, match_heading, split_lines
 
 
 def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int] | None:
@@ -14,6 +14,8 @@ def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int]
     In `A#B` only the last part, `B`, is matched: the first heading with that text wins, whatever
     section it sits under. The comparison trims and lowercases both sides.
     """
+    if lines and lines[0].startswith(BOM):  # from a caller that split the text itself (reads, writes)
+        lines = [lines[0].removeprefix(BOM), *lines[1:]]
     wanted = anchor.rsplit("#", 1)[-1].strip().lower()
     if not wanted:
         return None  # an empty anchor names no heading; the caller reads the whole document
@@ -23,13 +25,13 @@ def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int]
     for number, line in enumerate(lines, start=1):
         if fence.feed(line) or fence.open:
             continue
-        match = HEADING_RE.match(line)
-        if match is None:
+        heading = match_heading(line)
+        if heading is None:
             continue
         if start is None:
-            if match.group(2).strip().lower() == wanted:
-                start, level = number, len(match.group(1))
-        elif len(match.group(1)) <= level:
+            if heading.name.strip().lower() == wanted:
+                start, level = number, heading.level
+        elif heading.level <= level:
             return start, number - 1
     return None if start is None else (start, len(lines))
 

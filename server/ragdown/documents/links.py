@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote_to_bytes
 
-from ragdown.documents.lines import FenceTracker, blank_inline_code, split_lines
+from ragdown.documents.lines import BOM, FenceTracker, blank_inline_code, split_lines
 from ragdown.documents.paths import MARKDOWN_RE
 
 BACKLINK_TEXT_MAX = 240
@@ -97,8 +97,8 @@ def find_links(text: str, *, wiki_only: bool = False) -> list[Link]:
 
 
 def _lines_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
-    """(line number, offset of the line in text, line) with the line breaks of `split_lines`."""
-    start = 0
+    """(line number, offset of the line in text, line), lines as `split_lines` makes them."""
+    start = len(BOM) if text.startswith(BOM) else 0
     number = 1
     for line_break in _LINE_BREAK_RE.finditer(text):
         yield number, start, text[start : line_break.start()]
