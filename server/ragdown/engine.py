@@ -30,7 +30,7 @@ from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import cache_home
 from ragdown.indexing.meta import IndexMeta, current_meta, read_meta, rebuild_reason
-from ragdown.indexing.store import ChunkStore, IndexNotReadyError
+from ragdown.indexing.store import ChunkStore, IndexNotReadyError, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
 from ragdown.search.filters import SearchFilters, filter_fields
@@ -135,6 +135,7 @@ class Engine:
         self.query_log = QueryLog(log_file) if self.settings.query_log else None
         self._first_sync: Future[SyncReport] | None = None
         self._follow_lock = threading.Lock()
+        set_cache_limits(self.settings.index_cache_mb, self.settings.metadata_cache_mb)
         self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)
         self.source = source
         self.writable = writable

@@ -342,3 +342,19 @@ def test_remove_does_not_follow_a_symlinked_folder(root: Path) -> None:
     error = refused(lambda: remove(root, "link.md", recursive=True))
     assert (error.status, str(error)) == (404, "no such document: link.md")
     assert (root / "ops" / "backups.md").exists()
+
+
+def test_a_lone_surrogate_in_sent_text_is_refused_and_nothing_is_written(root: Path) -> None:
+    before = on_disk(root, "ops/backups.md")
+    for call, char in (
+        (lambda: write_document(root, "ops/new.md", "bad \ud800 text"), "D800"),
+        (lambda: write_document(root, "ops/backups.md", "bad \udfff", append=True), "DFFF"),
+        (lambda: save(root, "ops/backups.md", "\ud801", overwrite=True), "D801"),
+    ):
+        error = refused(call)
+        assert (error.status, str(error)) == (
+            400,
+            f"the text holds a lone surrogate (U+{char}), which is not Unicode text: remove it",
+        )
+    assert on_disk(root, "ops/backups.md") == before
+    assert not (root / "ops" / "new.md").exists()

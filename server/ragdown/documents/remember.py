@@ -15,7 +15,7 @@ from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, check_path, shown
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
-from ragdown.documents.writes import json_string
+from ragdown.documents.writes import encode_text, json_string
 
 REMEMBER_TOOL = "ragdown_remember"
 SLUG_CHARS = 60
@@ -128,7 +128,7 @@ def remember(
             "---",
             "",
         ]
-        data = ("\n".join(front) + content.rstrip() + "\n").encode("utf-8", "surrogateescape")
+        data = encode_text("\n".join(front) + content.rstrip() + "\n")
         if files.create_file(at, path.parts, data, display=path.relative):
             break
         number += 1

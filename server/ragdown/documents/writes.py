@@ -67,8 +67,16 @@ def stamp_provenance(text: str, created_by: str, session: str | None = None) -> 
     return newline.join([*lines[:closing], *stamp, *lines[closing:]])
 
 
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", _ENCODING_ERRORS)
+def encode_text(text: str) -> bytes:
+    """UTF-8 of a document's text. Undecodable bytes read from the file come back as they were; a
+    lone surrogate sent by a client (JSON allows `\\ud800`) is no text and is refused."""
+    try:
+        return text.encode("utf-8", _ENCODING_ERRORS)
+    except UnicodeEncodeError as error:
+        char = error.object[error.start]
+        raise Refusal(
+            400, f"the text holds a lone surrogate (U+{ord(char):04X}), which is not Unicode text: remove it"
+        ) from None
 
 
 def _decode(data: bytes) -> str:
@@ -83,7 +91,7 @@ def _against(base_hash: str, current: bytes | None, text: str, shown: str) -> by
         raise Refusal(409, f"{shown} was {what} since it was opened", "changed")
     if b"\r\n" in current:
         text = _LINE_BREAK_RE.sub("\r\n", text)
-    return _encode(text)
+    return encode_text(text)
 
 
 def _result(path: DocPath, updated: files.Updated) -> WriteResult:
@@ -114,7 +122,7 @@ def save(
             return _against(base_hash, current, text, shown)
         if current is not None and not overwrite:
             raise Refusal(409, f"already exists: {shown}")
-        return _encode(text)
+        return encode_text(text)
 
     return _result(path, files.update(Root.at(root), path.parts, change, display=shown))
 
@@ -146,7 +154,7 @@ def write_document(
         if current is None:
             if base_hash is not None:
                 return _against(base_hash, current, text, shown)  # refused: it was deleted
-            return _encode(stamp_provenance(text, WRITE_TOOL, session_id))
+            return encode_text(stamp_provenance(text, WRITE_TOOL, session_id))
         if base_hash is None:
             raise Refusal(
                 409, f"{shown} exists: pass the hash ragdown_read_doc returned as base_hash to replace it"

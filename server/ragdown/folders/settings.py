@@ -91,6 +91,10 @@ class ServerSettings(BaseSettings):
     takeover_s: float = Field(default=30.0, gt=0, description="how often a reader tries to take over")
     metrics_port: int = Field(default=9090, ge=0, le=65535, description="Prometheus /metrics port; 0: off")
     max_queue: int = Field(default=32, ge=0, description="tool calls waiting; past that: overloaded")
+    index_cache_mb: int = Field(
+        default=64, ge=1, description="LanceDB's cache of index data (full-text and vector), per process"
+    )
+    metadata_cache_mb: int = Field(default=16, ge=1, description="LanceDB's cache of table manifests")
 
     def disabled_tool_names(self) -> frozenset[str]:
         return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())

@@ -33,6 +33,35 @@ TABLE = "chunks"
 LANCE_DIR = "lance"
 VECTOR_INDEX_MIN_ROWS = 10_000
 KEEP_VERSIONS_FOR = timedelta(seconds=60)
+
+# LanceDB caches index and manifest data per table version, and its default bounds are gigabytes:
+# every write makes new versions (and a new full-text index), so a long-running server grew ~0.45 MB
+# per write without bound. One bounded session per process, shared by every store (docs/reliability.md).
+_cache_limits_mb = (64, 16)
+_session: lancedb.Session | None = None
+_session_lock = threading.Lock()
+
+
+def set_cache_limits(index_mb: int, metadata_mb: int) -> None:
+    """LanceDB's index and metadata cache bounds for the stores this process opens from now on."""
+    global _cache_limits_mb, _session
+    with _session_lock:
+        if (index_mb, metadata_mb) != _cache_limits_mb:
+            _cache_limits_mb = (index_mb, metadata_mb)
+            _session = None
+
+
+def lance_session() -> lancedb.Session:
+    global _session
+    with _session_lock:
+        if _session is None:
+            index_mb, metadata_mb = _cache_limits_mb
+            _session = lancedb.Session(
+                index_cache_size_bytes=index_mb << 20, metadata_cache_size_bytes=metadata_mb << 20
+            )
+        return _session
+
+
 FILE_STATE_COLUMNS = ["path", "file_hash", "mtime_ms", "size"]
 
 
@@ -133,7 +162,9 @@ class ChunkStore:
             self._remove_leftovers(recorded)
 
     def _connect(self) -> Any:
-        return lancedb.connect(self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0))
+        return lancedb.connect(
+            self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0), session=lance_session()
+        )
 
     def _open_table(self, recorded: IndexMeta | None, *, fresh: bool = False) -> Any:
         exists = TABLE in self.db.list_tables().tables
