@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragdown.catalog import documents
 from ragdown.documents import files
 from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
@@ -118,7 +117,7 @@ def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -
 
 def backlinks_of(place: Place, path: str) -> dict[str, object]:
     """The documents in the scope whose links resolve (within the folder) to `path`."""
-    entries = documents(place.engine.store)
+    entries = place.engine.documents()
     target = place.scope.absolute(check_path(path, markdown_only=True).relative)
     if target not in entries:
         raise Refusal(404, f"not an indexed document: {path}")

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
@@ -349,6 +350,21 @@ class Engine:
             log.warning("the index was rebuilt with %s: following it", embedder.name)
             # The previous embedder is not closed: a search that started with it may still run.
             self.embedder, self.store, self.source = embedder, store, name
+
+    def documents(self) -> dict[str, DocEntry]:
+        """Every indexed document (catalog.documents), once a new index has had its first sync: a
+        list on a fresh start would otherwise say "No documents." of a folder full of them."""
+        self.wait_until_indexed()
+        self.follow_index()
+        return documents(self.store)
+
+    def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
+        """`ragdown_read_doc` in `scope` (catalog.read_document), after the first sync."""
+        self.wait_until_indexed()
+        self.follow_index()
+        return read_document(
+            self.docs_dir, self.store, scope, path, start_line, end_line, folders_mode=self.folders_mode
+        )
 
     def wait_until_indexed(self, timeout_s: float = FIRST_SYNC_WAIT_S) -> None:
         """Block until the first sync of an empty index is done (or `timeout_s` passed)."""

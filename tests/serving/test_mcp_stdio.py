@@ -53,6 +53,25 @@ async def test_stdio_serves_the_folder_and_writes_are_indexed(
         assert (stats["files"], stats["scope"]) == (2, None)
 
 
+async def test_a_fresh_index_lists_and_reads_after_its_first_sync(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    """The first call of a new client (a one-shot inspector) must not say "No documents." of a
+    folder full of them because the first sync had not finished."""
+    for n in range(30):
+        write(f"ops/doc-{n}.md", f"# Doc {n}\n\nBody of document {n}.\n")
+    async with Client(params(docs, data_dir)) as client:
+        listed = text_of(await client.call_tool("ragdown_list", {}))
+    assert listed.startswith("documents: 30\n")
+    async with Client(params(docs, tmp := data_dir.parent / "fresh-data")) as client:
+        read = text_of(await client.call_tool("ragdown_read_doc", {"path": "doc-7"}))  # a wikilink target
+        stats = json.loads(text_of(await client.call_tool("ragdown_stats", {})))
+    assert read.startswith("ops/doc-7.md:1-3 of 3 (hash ")
+    assert stats["files"] == 30
+    assert stats["docs_dir"] == str(docs.resolve())  # stdio: the local user's own paths
+    assert stats["data_dir"] == str(tmp.resolve())
+
+
 async def test_stdio_read_only_hides_the_write_tools(docs: Path, data_dir: Path, write: WriteDoc) -> None:
     write("a.md", "# A\n\nalpha")
     async with Client(params(docs, data_dir, RAGDOWN_READ_ONLY="true")) as client:

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ragdown.catalog import documents
 from ragdown.documents.errors import Refusal
 from ragdown.documents.paths import shown
 from ragdown.engine import Engine
@@ -222,7 +221,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
 
     def stats_all(include_files: bool = False) -> str:
         inside = root.within()
-        entries = [e for e in documents(engine.store).values() if e.path.startswith(inside)] if inside else []
+        entries = [e for e in engine.documents().values() if e.path.startswith(inside)] if inside else []
         return stats_json(
             engine,
             entries,
@@ -261,7 +260,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         folders = root.folders()
         if not folders:
             return "No folders with MCP turned on."
-        entries = documents(engine.store)
+        entries = engine.documents()
         lines = []
         for f in folders:
             count = sum(1 for p in entries if p.startswith(f.name + "/"))

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from ragdown.catalog import DocEntry, documents, list_line, read_document
+from ragdown.catalog import DocEntry, list_line
 from ragdown.documents.edits import Edit
 from ragdown.documents.errors import Refusal
 from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
@@ -309,9 +309,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """Read a document (or the lines start_line-end_line of it). The header line gives the range,
         the total and the hash to pass as base_hash when writing it."""
-        read = read_document(
-            engine.docs_dir, engine.store, scope, path, start_line, end_line, folders_mode=engine.folders_mode
-        )
+        read = engine.read(scope, path, start_line, end_line)
         if engine.query_log is not None:
             engine.query_log.read(scope.absolute(read.path), read.start, read.end)
         return f"{read.header()}\n{read.text}"
@@ -330,7 +328,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         wanted = normalised_tag(SearchFilters(tag=tag))
         entries = [
             e
-            for e in documents(engine.store).values()
+            for e in engine.documents().values()
             if e.path.startswith(prefix)
             and (wanted is None or any(t == wanted or t.startswith(wanted + "/") for t in e.tags))
             and (written_by is None or (written_by == "agent") == bool(e.created_by))
@@ -350,7 +348,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
 
     def ragdown_stats(include_files: bool = False) -> str:
         """Index statistics for this folder: files, chunks, embedder, last sync."""
-        entries = [e for e in documents(engine.store).values() if scope.contains(e.path)]
+        entries = [e for e in engine.documents().values() if scope.contains(e.path)]
         local = str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir)
         return stats_json(
             engine,
