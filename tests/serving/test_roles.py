@@ -235,12 +235,8 @@ async def test_two_readers_see_each_others_writes_through_the_primary(pair: tupl
         reader_b.stop()
 
 
-async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "ops").mkdir(parents=True)
-    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
-    (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
-    data = tmp_path / "data"
+def cluster_primary(docs: Path, data: Path, **env: str) -> tuple[Proc, int]:
+    """A primary as the chart's indexer runs it: readers reach it on an internal port of its own."""
     internal = free_port()
     primary = Proc(
         docs,
@@ -248,7 +244,29 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
         RAGDOWN_ROLE="primary",
         RAGDOWN_INTERNAL_PORT=str(internal),
         RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+        **env,
     )
+    return primary, internal
+
+
+def cluster_reader(docs: Path, data: Path, internal: int, **env: str) -> Proc:
+    return Proc(
+        docs,
+        data,
+        RAGDOWN_ROLE="reader",
+        RAGDOWN_PRIMARY_URL=f"http://127.0.0.1:{internal}",
+        RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+        **env,
+    )
+
+
+async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    data = tmp_path / "data"
+    primary, internal = cluster_primary(docs, data)
     reader: Proc | None = None
     try:
         wait_for(
@@ -266,13 +284,7 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
             headers={"Authorization": f"Bearer {TOKEN}"},
         )
         assert with_agent_token.status_code == 401
-        reader = Proc(
-            docs,
-            data,
-            RAGDOWN_ROLE="reader",
-            RAGDOWN_PRIMARY_URL=f"http://127.0.0.1:{internal}",
-            RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
-        )
+        reader = cluster_reader(docs, data, internal)
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         answer = await reader.call(
             "ragdown_remember", {"title": "Cluster note", "content": "Written via HTTP."}
@@ -317,26 +329,11 @@ async def test_create_folder_on_a_reader_is_done_by_the_primary(tmp_path: Path) 
     (docs / "ops").mkdir(parents=True)
     (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
     data = tmp_path / "data"
-    internal = free_port()
-    primary = Proc(
-        docs,
-        data,
-        RAGDOWN_ROLE="primary",
-        RAGDOWN_INTERNAL_PORT=str(internal),
-        RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
-        RAGDOWN_ROOT_MCP="true",
-    )
+    primary, internal = cluster_primary(docs, data, RAGDOWN_ROOT_MCP="true")
     reader: Proc | None = None
     try:
         wait_for(lambda: primary.status()["files"] == 1, what="the primary")
-        reader = Proc(
-            docs,
-            data,
-            RAGDOWN_ROLE="reader",
-            RAGDOWN_PRIMARY_URL=f"http://127.0.0.1:{internal}",
-            RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
-            RAGDOWN_ROOT_MCP="true",
-        )
+        reader = cluster_reader(docs, data, internal, RAGDOWN_ROOT_MCP="true")
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         answer = await reader.call("ragdown_create_folder", {"name": "team", "title": "Team"}, "/mcp")
         assert answer == "created folder team (/mcp/team)"

@@ -251,9 +251,9 @@ def _fsync_dir(fd: int) -> None:
         os.fsync(fd)
 
 
-def _write_temp(parent: int, data: bytes, mode: int | None) -> str:
-    """A complete, synced temporary file beside the target: the exact `mode`, or the umask's."""
-    name = f"{TEMP_PREFIX}{uuid.uuid4().hex}{TEMP_SUFFIX}"
+def _write_new(parent: int, name: str, data: bytes, mode: int | None) -> None:
+    """Create `name` exclusively with `data`, synced: the exact `mode`, or the umask's; removed again
+    if anything fails. FileExistsError when the name is taken."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(name, flags, 0o600 if mode is not None else 0o666, dir_fd=parent)
     try:
@@ -270,6 +270,12 @@ def _write_temp(parent: int, data: bytes, mode: int | None) -> str:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=parent)
         raise
+
+
+def _write_temp(parent: int, data: bytes, mode: int | None) -> str:
+    """A complete temporary file beside the target; its name."""
+    name = f"{TEMP_PREFIX}{uuid.uuid4().hex}{TEMP_SUFFIX}"
+    _write_new(parent, name, data, mode)
     return name
 
 
@@ -303,25 +309,10 @@ def _create(parent: int, name: str, data: bytes, mode: int | None) -> bool:
 
 
 def _create_in_place(parent: int, name: str, data: bytes, mode: int | None) -> bool:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, 0o600 if mode is not None else 0o666, dir_fd=parent)
+        _write_new(parent, name, data, mode)
     except FileExistsError:
         return False
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name, dir_fd=parent)
-        raise
     _fsync_dir(parent)
     return True
 

@@ -41,14 +41,21 @@ def _posix_relative(target: str, start: str) -> str:
     return posixpath.relpath(f"/{target}", f"/{start}")
 
 
-def _superseded(root: Root, entry: str) -> str:
-    """The scope-relative document `entry` names; refused unless it is a document inside the scope."""
+def _checked(relative: str, *, markdown_only: bool, escapes: str, otherwise: str) -> DocPath:
+    """`relative` through the path rule; a path that leaves the folder is refused with `escapes`, any
+    other refusal with its own reason after `otherwise`."""
     try:
-        path = check_path(entry, markdown_only=False)
+        return check_path(relative, markdown_only=markdown_only)
     except Refusal as refusal:
         if refusal.message.startswith((OUTSIDE, RELATIVE_ONLY)):
-            raise Refusal(400, f"supersedes is outside the documents folder: {shown(entry)}") from None
-        raise Refusal(400, f"supersedes: {refusal.message}") from None
+            raise Refusal(400, escapes) from None
+        raise Refusal(400, f"{otherwise}: {refusal.message}") from None
+
+
+def _superseded(root: Root, entry: str) -> str:
+    """The scope-relative document `entry` names; refused unless it is a document inside the scope."""
+    escapes = f"supersedes is outside the documents folder: {shown(entry)}"
+    path = _checked(entry, markdown_only=False, escapes=escapes, otherwise="supersedes")
     try:
         info = files.lstat(root, path.parts, display=entry)
     except files.NotAFolderError:
@@ -60,18 +67,14 @@ def _superseded(root: Root, entry: str) -> str:
 
 def _candidate(sub: str, base: str, number: int) -> DocPath:
     """`<notes dir>/<base>[-n].md` through the path rule, and inside the notes dir."""
+    escapes = f"document name escapes the documents folder: {shown(base)}"
     if base.replace("\\", "/").startswith("/") or DRIVE_RE.match(base):
-        raise Refusal(400, f"document name escapes the documents folder: {shown(base)}")
+        raise Refusal(400, escapes)
     relative = "/".join(p for p in (sub, f"{base}{'' if number == 1 else f'-{number}'}.md") if p)
-    try:
-        path = check_path(relative, markdown_only=True)
-    except Refusal as refusal:
-        if refusal.message.startswith((OUTSIDE, RELATIVE_ONLY)):
-            raise Refusal(400, f"document name escapes the documents folder: {shown(base)}") from None
-        raise Refusal(400, f"name is not usable: {refusal.message}") from None
+    path = _checked(relative, markdown_only=True, escapes=escapes, otherwise="name is not usable")
     inside = tuple(sub.split("/")) if sub else ()
     if path.parts[: len(inside)] != inside or len(path.parts) == len(inside):
-        raise Refusal(400, f"document name escapes the documents folder: {shown(base)}")
+        raise Refusal(400, escapes)
     return path
 
 
