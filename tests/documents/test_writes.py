@@ -24,6 +24,7 @@ from ragdown.documents.writes import (
 )
 
 BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
+BACKUPS_HASH = file_hash(BACKUPS.encode())  # a `changed` refusal names the version on disk now
 
 
 @pytest.fixture
@@ -122,7 +123,7 @@ def test_a_stale_or_short_hash_is_a_change(root: Path) -> None:
         assert (error.status, error.code, str(error)) == (
             409,
             "changed",
-            "ops/backups.md was changed on disk since it was opened",
+            f"ops/backups.md was changed on disk since it was opened (hash now {BACKUPS_HASH[:12]})",
         )
     (root / "ops" / "backups.md").unlink()
     gone = refused(lambda: write_document(root, "ops/backups.md", "# x", base_hash=full))
@@ -183,7 +184,7 @@ def test_append_refusals(root: Path) -> None:
     assert (stale.status, stale.code, str(stale)) == (
         409,
         "changed",
-        "ops/backups.md was changed on disk since it was opened",
+        f"ops/backups.md was changed on disk since it was opened (hash now {BACKUPS_HASH[:12]})",
     )
     assert on_disk(root, "ops/backups.md").decode() == BACKUPS
 
@@ -240,7 +241,7 @@ def test_save_with_a_stale_short_or_vanished_hash_is_refused_with_code_changed(r
     assert (short.status, short.code, str(short)) == (
         409,
         "changed",
-        "ops/backups.md was changed on disk since it was opened",
+        f"ops/backups.md was changed on disk since it was opened (hash now {BACKUPS_HASH[:12]})",
     )
     gone = refused(lambda: save(root, "new/x.md", "x", base_hash=full))
     assert (gone.code, str(gone)) == ("changed", "new/x.md was deleted since it was opened")
@@ -292,7 +293,7 @@ def test_delete_document(root: Path) -> None:
             409,
             "changed",
             "ops/backups.md changed since it was read, so it was not deleted: "
-            "read it again and decide on what it says now",
+            f"read it again and decide on what it says now (hash now {BACKUPS_HASH[:12]})",
         )
     assert delete_document(root, "ops//backups.md", base_hash=full[:12]) == "ops/backups.md"
     assert not (root / "ops" / "backups.md").exists()

@@ -20,7 +20,7 @@ from ragdown.documents.edits import Edit, apply_edits
 from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_scalar
-from ragdown.documents.hashes import file_hash, hash_matches
+from ragdown.documents.hashes import file_hash, hash_matches, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.paths import DocPath, check_path
 from ragdown.documents.paths import shown as shown_input
@@ -83,12 +83,23 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", _ENCODING_ERRORS)
 
 
+def now_hash(current: bytes) -> str:
+    """How a `changed` refusal names the version on disk now, so the writer can read it again."""
+    return f" (hash now {short_hash(file_hash(current))})"
+
+
+def _require(base_hash: str | None, current: bytes, shown: str) -> None:
+    """409 `changed` unless `current` is still the `base_hash` version (or none was given)."""
+    if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
+        raise Refusal(409, f"{shown} was changed on disk since it was opened{now_hash(current)}", "changed")
+
+
 def _against(base_hash: str, current: bytes | None, text: str, shown: str) -> bytes:
     """`text` as it replaces `current`, which must still be the `base_hash` version (else 409
     `changed`); CRLF line endings, if the file has them, are kept."""
-    if current is None or not hash_matches(base_hash, file_hash(current)):
-        what = "deleted" if current is None else "changed on disk"
-        raise Refusal(409, f"{shown} was {what} since it was opened", "changed")
+    if current is None:
+        raise Refusal(409, f"{shown} was deleted since it was opened", "changed")
+    _require(base_hash, current, shown)
     if b"\r\n" in current:
         text = _LINE_BREAK_RE.sub("\r\n", text)
     return encode_text(text)
@@ -167,8 +178,7 @@ def write_document(
     def add(current: bytes | None) -> bytes:
         if current is None:
             raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
-        if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-            raise Refusal(409, f"{shown} was changed on disk since it was opened", "changed")
+        _require(base_hash, current, shown)
         lines = _LINE_BREAK_RE.split(_decode(current))
         start, end = 0, len(lines)
         if heading:
@@ -205,8 +215,7 @@ def edit_document(
         nonlocal replaced
         if current is None:
             raise Refusal(404, f"no such document: {shown}")
-        if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-            raise Refusal(409, f"{shown} was changed on disk since it was opened", "changed")
+        _require(base_hash, current, shown)
         outcome = apply_edits(_decode(current), edits)
         replaced = outcome.replaced
         return _against(file_hash(current), current, outcome.text, shown)
@@ -234,7 +243,7 @@ def delete_document(
             raise Refusal(
                 409,
                 f"{display_path or path.relative} changed since it was read, so it was not deleted: "
-                "read it again and decide on what it says now",
+                f"read it again and decide on what it says now{now_hash(current)}",
                 "changed",
             )
         return files.DELETE
