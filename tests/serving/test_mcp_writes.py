@@ -198,3 +198,24 @@ async def test_reindex_and_recursive_delete(served: Served) -> None:
         )
         assert not (served.docs / "ops/db").exists()
         assert "vacuum" not in text_of(await client.call_tool("ragdown_list", {}))
+
+
+async def test_a_disk_error_is_said_plainly_without_the_servers_paths(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device", str(served.docs / "ops" / "x.md"))
+
+    monkeypatch.setattr("os.replace", full)
+    async with served.mcp() as client:
+        digest = await hash_of(client, "backups.md")
+        failed = await client.call_tool(
+            "ragdown_write", {"path": "backups.md", "text": "# Backups\n\nNew.", "base_hash": digest}
+        )
+    assert failed.is_error
+    assert (
+        text_of(failed)
+        == "ragdown_write: the server could not read or write a file (No space left on device)"
+    )
+    assert str(served.docs) not in text_of(failed)
+    assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")

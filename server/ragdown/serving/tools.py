@@ -146,6 +146,11 @@ def guarded(
         except (Refusal, ScopeError, FilterError) as error:
             count("error")
             return _error(str(error))
+        except OSError as error:  # a permission or a full disk: say so, without the server's paths
+            count("error")
+            log.warning("tool %s: %s", tool.__name__, error)
+            reason = error.strerror or type(error).__name__
+            return _error(f"{tool.__name__}: the server could not read or write a file ({reason})")
         except Exception:
             count("error")
             log.exception("tool %s failed", tool.__name__)
