@@ -6,6 +6,7 @@ between the scope and the folder (links resolve within the folder), and syncs af
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from ragdown.documents import files
@@ -20,6 +21,8 @@ from ragdown.documents.remember import remember
 from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,17 @@ class Place:
         return self.scope.relative(f"{self.folder}/{folder_path}" if self.folder else folder_path)
 
 
+def indexed(place: Place) -> str:
+    """Index a change that is on disk. If that fails the change still happened, and the answer must
+    say so: an agent told "failed" would retry, and an append retried is an append made twice."""
+    try:
+        place.engine.sync()
+    except Exception as error:
+        log.exception("the sync after a write failed; the next sync indexes it")
+        return f"; it is on disk but not indexed yet ({type(error).__name__}): the next sync indexes it"
+    return ""
+
+
 def write(
     place: Place,
     path: str,
@@ -60,15 +74,15 @@ def write(
     result = write_document(
         place.root, path, text, base_hash=base_hash, append=append, heading=heading, session_id=session_id
     )
-    place.engine.sync()
+    pending = indexed(place)
     verb = "created" if result.created else "wrote"
-    return f"{verb} {result.path} (hash {short_hash(result.hash)})"
+    return f"{verb} {result.path} (hash {short_hash(result.hash)}){pending}"
 
 
 def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None) -> str:
     result, replaced = edit_document(place.root, path, edits, base_hash=base_hash)
-    place.engine.sync()
-    return f"edited {result.path} (replaced {replaced}, hash {short_hash(result.hash)})"
+    pending = indexed(place)
+    return f"edited {result.path} (replaced {replaced}, hash {short_hash(result.hash)}){pending}"
 
 
 def remember_note(
@@ -93,9 +107,9 @@ def remember_note(
         supersedes=supersedes,
         session_id=session_id,
     )
-    place.engine.sync()
+    pending = indexed(place)
     also = f" (supersedes {', '.join(result.supersedes)})" if result.supersedes else ""
-    return f"saved {result.path}{also}"
+    return f"saved {result.path}{also}{pending}"
 
 
 def move_document(place: Place, source: str, target: str) -> str:
@@ -103,16 +117,18 @@ def move_document(place: Place, source: str, target: str) -> str:
     # Both pass the path rule inside the scope before they become folder-relative.
     from_path, to_path = (check_path(given, markdown_only=False).relative for given in (source, target))
     result = move(folder_root, place.to_folder(from_path), place.to_folder(to_path))
-    place.engine.sync()
+    pending = indexed(place)
     updated = [place.from_folder(p) for p in result.updated]
     links = f"; links updated in {', '.join(updated)}" if updated else ""
-    return f"moved {place.from_folder(result.from_path)} to {place.from_folder(result.to_path)}{links}"
+    return (
+        f"moved {place.from_folder(result.from_path)} to {place.from_folder(result.to_path)}{links}{pending}"
+    )
 
 
 def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -> str:
     removed = remove(place.root, path, recursive=recursive, base_hash=base_hash)
-    place.engine.sync()
-    return f"deleted {removed}"
+    pending = indexed(place)
+    return f"deleted {removed}{pending}"
 
 
 def backlinks_of(place: Place, path: str) -> dict[str, object]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
+from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, hook_layer
@@ -43,6 +44,8 @@ from ragdown.search.query_log import LOG_NAME, QueryLog
 log = logging.getLogger(__name__)
 
 FIRST_SYNC_WAIT_S = 300.0
+# A full re-index re-embeds every folder: an agent may ask for one this often, no more.
+FULL_REINDEX_EVERY_S = 600.0
 
 
 class FolderNotFoundError(ValueError):
@@ -136,6 +139,7 @@ class Engine:
         self.query_log = QueryLog(log_file) if self.settings.query_log else None
         self._first_sync: Future[SyncReport] | None = None
         self._follow_lock = threading.Lock()
+        self._last_full: float | None = None
         set_cache_limits(self.settings.index_cache_mb, self.settings.metadata_cache_mb)
         self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)
         self.source = source
@@ -179,6 +183,20 @@ class Engine:
             self._rebuild_beside()
             full = False
         return self.syncer.sync(full, progress)
+
+    def claim_full_reindex(self) -> None:
+        """Allow one full re-index now, or refuse (429) if one was allowed less than
+        FULL_REINDEX_EVERY_S ago: any agent may ask for one, and each re-embeds every folder."""
+        with self._follow_lock:
+            now = time.monotonic()
+            if self._last_full is not None and now - self._last_full < FULL_REINDEX_EVERY_S:
+                wait = round(FULL_REINDEX_EVERY_S - (now - self._last_full))
+                raise Refusal(
+                    429,
+                    f"a full re-index ran less than {round(FULL_REINDEX_EVERY_S / 60)} minutes ago; "
+                    f"the next may run in {wait} s (ragdown_reindex without full syncs changes now)",
+                )
+            self._last_full = now
 
     def _rebuild_beside(self) -> None:
         new = ChunkStore(self.data_dir, meta_for(self.embedder, self.source), fresh=True)
@@ -274,10 +292,12 @@ class Engine:
         scope: Scope | None = None,
         within: tuple[str, ...] | None = None,
         source: str | None = None,
+        caller: str = "",
     ) -> ContextResult:
         """`ragdown_context` for `scope`: the related sections not yet given to the session, with
         paths relative to the scope and a memory of the scope's own. `source` names the scope in the
-        block; by default its absolute path (a local client's own folder)."""
+        block; by default its absolute path (a local client's own folder). A search over listed
+        folders (root /mcp) keeps a memory per `caller` kind, so two teams never share one."""
         scope = scope or Scope()
         self.wait_until_indexed()
         self.follow_index()
@@ -292,7 +312,7 @@ class Engine:
             settings=settings,
             memory=self.memory,
             # A search limited to listed folders (root /mcp) keeps a memory of its own.
-            key=session_key(ROOT_KEY_PREFIX if within is not None else scope.dir, session_id)
+            key=session_key(ROOT_KEY_PREFIX + caller if within is not None else scope.dir, session_id)
             if session_id
             else None,
             source=source or (str(self.docs_dir / scope.dir) if scope.dir else str(self.docs_dir)),
@@ -315,7 +335,10 @@ class Engine:
         a half-built index would say "nothing" where the documents do answer)."""
         if self.writable:
             # Temporary files of writers killed mid-write: dot files nobody indexes, only clutter.
-            files.remove_stale_temps(Root(self.docs_dir), is_skipped_entry)
+            try:
+                files.remove_stale_temps(Root(self.docs_dir), is_skipped_entry)
+            except Exception:  # clutter is no reason not to start
+                log.exception("could not sweep stale temporary files")
         empty = self.is_empty()
         first = self.syncer.request()
         self._first_sync = first if empty else None

@@ -242,3 +242,52 @@ def test_stale_temporary_files_are_swept(root: Root) -> None:
     os.utime(temp, (time.time() - 7200, time.time() - 7200))
     assert files.remove_stale_temps(root, is_skipped_entry) == 1
     assert sorted(os.listdir(root.path / "ops")) == sorted([fresh.name, "pg.md"])
+
+
+def test_a_tree_deeper_than_any_path_is_walked_without_recursion_and_cut(root: Root) -> None:
+    """A person (or a moved folder) can make a tree far deeper than a path may name: walking it must
+    neither overflow the stack nor follow it all the way down."""
+    deep = root.path.joinpath("ops", *(["d"] * 600))
+    deep.mkdir(parents=True)
+    (deep / "bottom.md").write_text("# Bottom\n")
+    shallow = root.path / "ops" / "d" / "top.md"
+    shallow.write_text("# Top\n")
+    (deep / f"{files.TEMP_PREFIX}old{files.TEMP_SUFFIX}").write_text("x")
+    found = ["/".join(parts) for parts, _ in files.walk_files(root, is_skipped_entry)]
+    assert "ops/d/top.md" in found
+    assert "ops/pg.md" in found
+    assert not any(path.endswith("bottom.md") for path in found)
+    assert max(path.count("/") for path in found) < files.MAX_WALK_DEPTH
+    assert files.remove_stale_temps(root, is_skipped_entry) == 0  # too deep to reach, and no crash
+
+
+def test_writes_racing_a_recursive_delete_end_in_an_answer_not_a_crash(root: Root) -> None:
+    """Files created in a folder while it is deleted: each write lands (maybe in a folder made anew)
+    or is refused, and each delete removes everything or says to delete again."""
+    errors: list[BaseException] = []
+
+    def writer(tag: str) -> None:
+        for n in range(60):
+            try:
+                files.update(root, ("race", "sub", f"{tag}-{n}.md"), lambda _data: b"x")
+            except Refusal:
+                pass
+            except BaseException as error:
+                errors.append(error)
+
+    def deleter() -> None:
+        for _ in range(60):
+            try:
+                if files.is_dir(root, ("race",)):
+                    files.remove_tree(root, ("race",))
+            except Refusal:
+                pass
+            except BaseException as error:
+                errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in "abc"] + [threading.Thread(target=deleter)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -282,3 +282,18 @@ def test_permissions_survive_the_move_and_the_rewrite(work: Path) -> None:
     assert (work / "db/postgres.md").stat().st_mode & 0o777 == 0o640
     assert (work / "index.md").stat().st_mode & 0o777 == 0o604
     assert not [path for path in work.rglob(".*")]  # no temp file left behind
+
+
+def test_a_move_that_would_make_a_path_too_deep_or_long_is_refused(work: Path) -> None:
+    """Moving a folder under a deep one must not carry files past the bounds every path is held to:
+    a tree deeper than the walkers go would vanish from the index."""
+    deep = "/".join(["n"] * 62)  # proj itself fits; proj/a/b.md would be 65 names
+    (work / deep).mkdir(parents=True)
+    (work / "proj").mkdir()
+    (work / "proj" / "a").mkdir()
+    (work / "proj" / "a" / "b.md").write_text("# B\n")
+    with pytest.raises(Refusal) as caught:
+        move(work, "proj", f"{deep}/proj")
+    assert caught.value.status == 400
+    assert "longer or deeper than a path may be (1,024 bytes, 64 names)" in str(caught.value)
+    assert (work / "proj" / "a" / "b.md").exists()

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from ragdown.engine import Engine
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders.hashing import HashEmbedder
-from ragdown.serving.http import create_app
+from ragdown.serving.http import RagdownApp, create_app
 
 TOKEN = "test-token-1234"
 ADMIN_TOKEN = "test-admin-token-5678"
@@ -56,6 +56,7 @@ class Served:
     url: str
     engine: Engine
     docs: Path
+    app: RagdownApp
 
     def http(self, token: str | None = TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -79,7 +80,8 @@ def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Serv
     engine = Engine(docs, data_dir, HashEmbedder(), source="hash", settings=settings, folders_mode=True)
     engine.sync()
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(engine, settings), port=port, log_level="warning"))
+    app = create_app(engine, settings)
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -88,7 +90,7 @@ def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Serv
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
     try:
-        yield Served(f"http://127.0.0.1:{port}", engine, docs)
+        yield Served(f"http://127.0.0.1:{port}", engine, docs, app)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -190,3 +190,81 @@ def test_folder_tokens_are_set_by_the_admin_listed_by_name_and_made_by_the_cli(s
         assert own.status_code == 200
         shared = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(TOKEN)})
         assert shared.status_code == 404
+
+
+def test_a_tokens_value_that_is_not_a_list_closes_the_folder(served: Served) -> None:
+    for broken in ({"name": "b", "sha256": hashlib.sha256(b"b").hexdigest()}, "team-b", 5, [], ["junk"]):
+        set_config(served, "ops", tokens=broken)
+        with httpx.Client(base_url=served.url, timeout=30) as http:
+            shared = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(TOKEN)})
+            admin = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(ADMIN_TOKEN)})
+        # An empty list is no tokens at all; anything else malformed keeps the shared token out.
+        assert shared.status_code == (200 if broken == [] else 404), broken
+        assert admin.status_code == 200
+
+
+def test_malformed_hosts_and_origins_are_refused(make_served: Callable[..., Served]) -> None:
+    served = make_served(secure_local_net=True)
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        for host in ("[::1]evil", "localhost:80:evil", "127.0.0.1.nip.io", "localhost:99999999", "a b"):
+            assert http.get("/api/folders", headers={"Host": host}).status_code == 421, host
+        for origin in (
+            "http://[::1]@evil.com",
+            "http://localhost@evil.com",
+            "http://[::1]]evil.com",
+            "ftp://localhost",
+        ):
+            answer = http.post("/api/folders", json={"name": "x"}, headers={"Origin": origin})
+            assert answer.status_code == 403, origin
+        assert http.get("/api/folders", headers={"Host": "[::1]:3000"}).status_code == 200
+        assert http.get("/api/folders", headers={"Host": "LOCALHOST"}).status_code == 200
+    assert not (served.docs / "x").exists()
+
+
+async def test_root_hook_memory_is_kept_per_caller_kind(make_served: Callable[..., Served]) -> None:
+    """Two teams on root /mcp with the same session id: one's memory must not hide sections from the
+    other (nor can one reset the other's)."""
+    served = make_served(root_mcp=True)
+    prompt = {"prompt": "redis eviction policy", "session_id": "shared-id"}
+    async with served.mcp("/mcp", token=TOKEN) as agent:
+        first = "".join(
+            getattr(c, "text", "") for c in (await agent.call_tool("ragdown_context", prompt)).content
+        )
+        again = "".join(
+            getattr(c, "text", "") for c in (await agent.call_tool("ragdown_context", prompt)).content
+        )
+    async with served.mcp("/mcp", token=ADMIN_TOKEN) as admin:
+        other = "".join(
+            getattr(c, "text", "") for c in (await admin.call_tool("ragdown_context", prompt)).content
+        )
+    assert "cache.md" in first
+    assert "cache.md" not in again  # the same caller's memory works
+    assert "cache.md" in other  # another caller's is its own
+
+
+def test_sync_failures_are_shown_only_where_the_caller_can_look(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragdown.documents import files
+
+    real = files.read_file
+
+    def unreadable(root: Any, parts: Any, *, display: str = "") -> bytes | None:
+        if parts[-1] == "diary.md":
+            raise PermissionError(13, "Permission denied")
+        return real(root, parts, display=display)
+
+    (served.docs / "private" / "diary.md").write_text("# Diary\n\nchanged\n", encoding="utf-8")
+    monkeypatch.setattr(files, "read_file", unreadable)
+    report = served.engine.sync()
+    assert [f.path for f in report.failed] == ["private/diary.md"]
+    listing = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "ragdown_stats", "arguments": {}},
+    }
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        answer = http.post("/mcp/ops", json=listing, headers={**MCP_HEADERS, **bearer(TOKEN)})
+    assert "diary" not in answer.text
+    assert '\\"failed\\":[]' in answer.text

@@ -254,3 +254,25 @@ def test_one_folder_reads_as_it_is_listed(served: Served) -> None:
         assert http.get("/api/folders/..%2F..").status_code == 404
     with served.http(token=None) as http:
         assert http.get("/api/folders/ops").status_code == 401
+
+
+def test_junk_bodies_and_titles_are_refusals_and_leave_nothing_half_made(served: Served) -> None:
+    with served.admin() as http:
+        deep = http.post("/api/folders", content=b"[" * 200_000, headers={"Content-Type": "application/json"})
+        assert (deep.status_code, deep.json()) == (400, {"error": "Body is not valid JSON"})
+        for title in ("\ud800", "two\nlines", "tab\there"):
+            made = http.post(
+                "/api/folders",
+                content=json.dumps({"name": "surr", "title": title}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            assert made.status_code == 400, title
+            assert made.json()["error"].startswith("title must be plain text")
+            assert not (served.docs / "surr").exists()  # no folder left without its settings
+            patched = http.patch(
+                "/api/folders/ops",
+                content=json.dumps({"title": title}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            assert patched.status_code == 400
+    assert config(served, "ops")["title"] == "Ops runbooks"

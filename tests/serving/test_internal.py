@@ -162,3 +162,25 @@ def test_a_forwarded_write_lands_in_a_real_subfolder(primary: tuple[str, Served]
     assert (
         served.docs / "ops" / "db" / "new.md"
     ).read_text() == "---\ncreated_by: ragdown_write\n---\n# New\n"
+
+
+def test_names_that_are_no_text_are_refused(primary: tuple[str, Served]) -> None:
+    url, served = primary
+    headers = {"Authorization": f"Bearer {INTERNAL}", "Content-Type": "application/json"}
+    write_a = '"tool": "ragdown_write", "arguments": {"path": "a.md", "text": "x"}'
+    for body in (
+        '{"folder": "\\ud800", "path": "", ' + write_a + "}",
+        '{"folder": "ops", "path": "\\ud800", ' + write_a + "}",
+    ):
+        answer = httpx.post(f"{url}/internal/tool", content=body.encode(), headers=headers, timeout=30)
+        assert answer.status_code in (200, 400, 422)
+        if answer.status_code == 200:
+            assert answer.json()["is_error"] is True
+    memory = httpx.post(
+        f"{url}/internal/memory",
+        content=b'{"op": "add", "key": "\\ud800", "ids": ["a"]}',
+        headers=headers,
+        timeout=30,
+    )
+    assert memory.status_code in (200, 400)
+    assert not (served.docs / "ops" / "a.md").exists()

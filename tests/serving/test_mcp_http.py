@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 
+import httpx
 import pytest
 
 from tests.serving.conftest import Served
@@ -169,3 +171,29 @@ async def test_read_only_and_disabled_tools_are_neither_listed_nor_callable(make
         assert "ragdown_recall" in names
         result = await client.call_tool("ragdown_stats", {})
         assert result.is_error
+
+
+def test_servers_for_sub_folders_are_bounded_and_rebuilt_when_needed(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each sub-folder an agent names gets a server and a transport of its own; an agent that names
+    thousands must not grow the process without end."""
+    from ragdown.serving import mcp_routes
+
+    monkeypatch.setattr(mcp_routes, "MAX_SERVERS", 4)
+    monkeypatch.setattr(mcp_routes, "RETIRE_AFTER_S", 0.0)
+    for n in range(12):
+        (served.docs / "ops" / f"sub{n}").mkdir()
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": "Bearer test-token-1234"}
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        for n in [*range(12), 0]:  # sub0 again at the end: dropped, and built anew
+            answer = http.post(f"/mcp/ops/sub{n}", json=listing, headers=headers)
+            assert answer.status_code == 200
+            assert "ragdown_recall" in answer.text
+        routes = served.app.mcp
+        assert len(routes._servers) <= 4
+        deadline = time.monotonic() + 10
+        while len([t for _, t in routes._tasks.values() if not t.done()]) > 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len([t for _, t in routes._tasks.values() if not t.done()]) <= 4

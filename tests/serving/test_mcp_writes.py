@@ -219,3 +219,36 @@ async def test_a_disk_error_is_said_plainly_without_the_servers_paths(
     )
     assert str(served.docs) not in text_of(failed)
     assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")
+
+
+async def test_a_write_whose_indexing_fails_is_still_reported_as_written(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is on disk: an agent told "failed" would retry, and an append retried is made twice."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the index is unavailable")
+
+    monkeypatch.setattr(served.engine, "sync", broken)
+    async with served.mcp() as client:
+        appended = await client.call_tool(
+            "ragdown_write", {"path": "backups.md", "text": "once", "append": True}
+        )
+    assert not appended.is_error
+    assert text_of(appended).startswith("wrote backups.md (hash ")
+    assert text_of(appended).endswith(
+        "; it is on disk but not indexed yet (RuntimeError): the next sync indexes it"
+    )
+    assert (served.docs / "ops" / "backups.md").read_text(encoding="utf-8").count("once") == 1
+
+
+async def test_a_full_reindex_runs_at_most_every_ten_minutes(served: Served) -> None:
+    """Each full re-index re-embeds every folder: any agent may ask, so it is rationed."""
+    async with served.mcp() as client:
+        first = await client.call_tool("ragdown_reindex", {"full": True})
+        second = await client.call_tool("ragdown_reindex", {"full": True})
+        plain = await client.call_tool("ragdown_reindex", {})
+    assert not first.is_error
+    assert second.is_error
+    assert text_of(second).startswith("a full re-index ran less than 10 minutes ago; the next may run in ")
+    assert not plain.is_error

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final
 
 from ragdown.documents.errors import Refusal
-from ragdown.documents.paths import NOT_A_FOLDER, shown
+from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,10 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 # Temporary files: a dot name, so neither the indexer nor the watcher ever looks at one.
 TEMP_PREFIX = ".ragdown-"
 TEMP_SUFFIX = ".tmp"
+# How often a change starts again when the file or its folder changed hands under it.
+UPDATE_ATTEMPTS = 20
+# How deep a walk of the tree goes: a scope and a path inside it, each at most MAX_DEPTH names.
+MAX_WALK_DEPTH = 2 * MAX_DEPTH + 2
 # Errors of a link(2) the filesystem does not offer (some FUSE and SMB mounts): create in place.
 _NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
 
@@ -230,19 +234,31 @@ def walk_files(
     root: Root, skip: Callable[[str], bool], *, parts: Sequence[str] = ()
 ) -> Iterator[tuple[tuple[str, ...], os.stat_result]]:
     """Every regular file below `root/parts` (its parts below root, and its stat), never through a
-    symlink, passing over the names `skip` says to; a folder that vanishes or turns into a symlink
-    while being walked is left out."""
-    try:
-        entries = scan(root, parts)
-    except (FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
-        return
-    for entry in entries:
-        if skip(entry.name):
+    symlink, passing over the names `skip` says to; depth first, names in order. A folder that
+    vanishes or turns into a symlink while being walked is left out, and so is anything deeper than
+    any path a client can name (MAX_WALK_DEPTH): the walk keeps its own stack, so no tree is too
+    deep for it."""
+    stack: list[tuple[tuple[str, ...], Iterator[Entry]]] = []
+
+    def enter(prefix: tuple[str, ...]) -> None:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
+            stack.append((prefix, iter(scan(root, prefix))))
+
+    enter(tuple(parts))
+    while stack:
+        prefix, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+        elif skip(entry.name):
             continue
-        if entry.is_dir:
-            yield from walk_files(root, skip, parts=(*parts, entry.name))
+        elif entry.is_dir:
+            if len(root.parts) + len(prefix) < MAX_WALK_DEPTH:
+                enter((*prefix, entry.name))
+            else:
+                log.warning("not walking below %s: deeper than any path names", "/".join(prefix))
         elif entry.is_file and entry.stat is not None:
-            yield (*parts, entry.name), entry.stat
+            yield (*prefix, entry.name), entry.stat
 
 
 def _fsync_dir(fd: int) -> None:
@@ -407,30 +423,34 @@ def update(
     umask's) and a replaced one keeps its own.
     """
     shown_as = display or "/".join(parts)
-    while True:
+    for _attempt in range(UPDATE_ATTEMPTS):
         with locked(root, parts, display=shown_as) as held:
             new = change(held.data)
             if new is None:
                 return Updated(held.data, held.data)
-            if held.data is not None:
-                assert held.parent is not None
+            try:
+                if held.data is not None:
+                    assert held.parent is not None
+                    if isinstance(new, Delete):
+                        os.unlink(held.name, dir_fd=held.parent)
+                        _fsync_dir(held.parent)
+                        return Updated(held.data, None)
+                    _replace(held.parent, held.name, new, _mode_of(held.parent, held.name))
+                    return Updated(held.data, new)
                 if isinstance(new, Delete):
-                    os.unlink(held.name, dir_fd=held.parent)
-                    _fsync_dir(held.parent)
-                    return Updated(held.data, None)
-                _replace(held.parent, held.name, new, _mode_of(held.parent, held.name))
-                return Updated(held.data, new)
-            if isinstance(new, Delete):
-                return Updated(None, None)
-            if held.parent is not None:
-                created = _create(held.parent, held.name, new, mode)
-            else:
-                *dirs, _name = parts
-                with directory(root, dirs, create=True, display=shown_as) as parent:
-                    created = _create(parent, held.name, new, mode)
+                    return Updated(None, None)
+                if held.parent is not None:
+                    created = _create(held.parent, held.name, new, mode)
+                else:
+                    *dirs, _name = parts
+                    with directory(root, dirs, create=True, display=shown_as) as parent:
+                        created = _create(parent, held.name, new, mode)
+            except FileNotFoundError:
+                continue  # its folder was removed meanwhile (a recursive delete): decide again
             if created:
                 return Updated(None, new)
         # Someone created it first: decide again, on their version.
+    raise Refusal(409, f"{shown(shown_as)} kept changing while it was written: nothing was written, retry")
 
 
 def _mode_of(parent: int, name: str) -> int | None:
@@ -487,13 +507,26 @@ def make_dir(root: Root, parts: Sequence[str]) -> bool:
 
 
 def remove_tree(root: Root, parts: Sequence[str]) -> None:
-    """Remove the directory `root/parts` and everything in it, following no symlink inside."""
+    """Remove the directory `root/parts` and everything in it, following no symlink inside; a file
+    written into it meanwhile goes too (a few tries), else a 409 says what is left."""
     *dirs, name = parts
     with directory(root, dirs) as parent:
         info = _lstat_at(parent, _one_name(name))
         if info is None or not stat.S_ISDIR(info.st_mode):
             raise NotAFolderError(400, f"{NOT_A_FOLDER}: {shown('/'.join(parts))}")
-        shutil.rmtree(name, dir_fd=parent)
+        for _attempt in range(UPDATE_ATTEMPTS):
+            try:
+                shutil.rmtree(name, dir_fd=parent)
+                break
+            except OSError as error:  # a file written or removed in it meanwhile
+                if error.errno not in (errno.ENOTEMPTY, errno.ENOENT):
+                    raise
+                if _lstat_at(parent, name) is None:
+                    break
+        else:
+            raise Refusal(
+                409, f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
+            )
         _fsync_dir(parent)
 
 
@@ -522,30 +555,17 @@ def rename(root: Root, source: Sequence[str], target: Sequence[str], *, display:
         _fsync_dir(source_parent)
 
 
+def is_temp(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+
+
 def remove_stale_temps(root: Root, skip: Callable[[str], bool], older_than_s: float = 3600.0) -> int:
     """Remove the temporary files a killed writer left (they are never indexed, only clutter)."""
     removed = 0
     cutoff = time.time() - older_than_s
-
-    def visit(parts: tuple[str, ...]) -> None:
-        nonlocal removed
-        try:
-            entries = scan(root, parts)
-        except (FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
-            return
-        for entry in entries:
-            if entry.is_dir and not skip(entry.name):
-                visit((*parts, entry.name))
-            elif (
-                entry.is_file
-                and entry.name.startswith(TEMP_PREFIX)
-                and entry.name.endswith(TEMP_SUFFIX)
-                and entry.stat is not None
-                and entry.stat.st_mtime < cutoff
-            ):
-                with contextlib.suppress(FileNotFoundError), directory(root, parts) as parent:
-                    os.unlink(entry.name, dir_fd=parent)
-                    removed += 1
-
-    visit(())
+    for parts, info in walk_files(root, lambda name: skip(name) and not is_temp(name)):
+        if is_temp(parts[-1]) and info.st_mtime < cutoff:
+            with contextlib.suppress(FileNotFoundError), directory(root, parts[:-1]) as parent:
+                os.unlink(parts[-1], dir_fd=parent)
+                removed += 1
     return removed

@@ -27,7 +27,14 @@ from ragdown.documents.links import (
     resolve_link,
     resolve_wikilink,
 )
-from ragdown.documents.paths import MARKDOWN_RE, check_path, is_skipped_entry
+from ragdown.documents.paths import (
+    MARKDOWN_RE,
+    MAX_DEPTH,
+    MAX_PATH_BYTES,
+    check_path,
+    is_skipped_entry,
+    shown,
+)
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"
@@ -109,6 +116,8 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
     documents, attachments = _list_files(root)
     if not is_folder and from_path not in documents:
         documents.append(from_path)
+    for path in (*documents, *attachments):
+        _check_fits(moved(path), from_rel, to_rel)
     texts: dict[str, tuple[bytes, str]] = {}
     aliases: dict[str, list[str]] = {}
     for path in documents:
@@ -132,6 +141,16 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
         if rewritten != text or own:
             rewrites.append(Rewrite(path, moved(path), original, rewritten))
     return MovePlan(root, from_path, to_path, is_folder, same_file, tuple(rewrites))
+
+
+def _check_fits(path: str, from_rel: str, to_rel: str) -> None:
+    """A folder moved deeper must not carry a file past the bounds every path is held to."""
+    if path.count("/") + 1 > MAX_DEPTH or len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise Refusal(
+            400,
+            f"moving {shown(from_rel)} to {shown(to_rel)} would make {shown(path)} longer or deeper "
+            f"than a path may be ({MAX_PATH_BYTES:,} bytes, {MAX_DEPTH} names)",
+        )
 
 
 def _mover(from_path: str, to_path: str, is_folder: bool) -> Callable[[str], str]:

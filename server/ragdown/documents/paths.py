@@ -19,9 +19,11 @@ from ragdown.documents.errors import Refusal
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
 
-# Linux's NAME_MAX, and a bound well under PATH_MAX that no real folder of notes comes near.
+# Linux's NAME_MAX, and bounds well under PATH_MAX that no real folder of notes comes near. The
+# depth bound also keeps every walk of the tree shallow enough to finish (files.walk_files).
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 1024
+MAX_DEPTH = 64
 # How much of a refused path a message repeats: enough to recognise it, never a wall of text.
 SHOWN_CHARS = 120
 
@@ -33,9 +35,13 @@ NOT_A_FOLDER = "a folder on the path is a file or a symlink"
 CONTROL = "path contains a control character"
 LOOK_ALIKE = "path names a look-alike of a dot or a slash"
 TOO_LONG = "path is too long"
+TOO_DEEP = "path is too deep"
 
 # Characters that reorder or break what a person reads: a name holding one could forge a line of a
 # listing or hide its real extension.
+# Controls, line and paragraph separators, and lone surrogates (no text at all, and no name a disk
+# can hold).
+_CONTROL_CATEGORIES = ("Cc", "Zl", "Zp", "Cs")
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
@@ -58,18 +64,21 @@ def is_inside(parent: str, child: str) -> bool:
     return child == parent or child.startswith(parent if parent.endswith("/") else parent + "/")
 
 
+def _is_control(char: str) -> bool:
+    return char in _BIDI or unicodedata.category(char) in _CONTROL_CATEGORIES
+
+
 def control_character(text: str) -> str | None:
-    """The first character of `text` that is a control, line or paragraph separator or bidi mark."""
-    for char in text:
-        if char in _BIDI or unicodedata.category(char) in ("Cc", "Zl", "Zp"):
-            return char
-    return None
+    """The first character of `text` that is a control, line or paragraph separator, bidi mark or
+    lone surrogate."""
+    return next((char for char in text if _is_control(char)), None)
 
 
 def shown(path: str) -> str:
     """`path` as a message may repeat it: control characters escaped, at most SHOWN_CHARS kept."""
     escaped = "".join(
-        f"\\u{ord(c):04x}" if c in _BIDI or unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in path
+        f"\\u{ord(c):04x}" if c in _BIDI or unicodedata.category(c) in _CONTROL_CATEGORIES else c
+        for c in path
     )
     if len(escaped) <= SHOWN_CHARS:
         return escaped
@@ -124,6 +133,8 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
         raise invalid(SKIPPED)
     if any(_looks_like_dot_or_slash(s) for s in parts):
         raise invalid(LOOK_ALIKE)
+    if len(parts) > MAX_DEPTH:
+        raise invalid(TOO_DEEP, f" ({len(parts)} names; at most {MAX_DEPTH})")
     longest = max(len(s.encode("utf-8", "surrogatepass")) for s in parts)
     if longest > MAX_NAME_BYTES:
         raise invalid(TOO_LONG, f" (a name of {longest:,} bytes; at most {MAX_NAME_BYTES})")

@@ -18,7 +18,7 @@ from typing import Any
 from ragdown.documents import files
 from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
-from ragdown.documents.paths import shown
+from ragdown.documents.paths import control_character, shown
 from ragdown.folders.config import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.folders.registry import SHA256_RE, Folder, read_folder
 
@@ -116,9 +116,10 @@ def create_folder(
     config = _apply(dict(changes), {"mcp": False})
     if created_by:
         config["created_by"] = created_by
+    data = _config_bytes(config)  # before the folder exists: nothing half made if this fails
     if not files.make_dir(Root(docs_dir), (name,)):
         raise Refusal(409, f"already exists: {name}")
-    files.create_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), _config_bytes(config))
+    files.create_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), data)
     return existing(docs_dir, name)
 
 
@@ -187,6 +188,10 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
             raise Refusal(400, "title must be a string")
         if isinstance(title, str) and len(title.strip()) > MAX_TITLE:
             raise Refusal(400, f"title must be at most {MAX_TITLE} characters")
+        if isinstance(title, str) and control_character(title) is not None:
+            raise Refusal(
+                400, "title must be plain text: no control characters, line breaks or lone surrogates"
+            )
         if title is None or not title.strip():
             config.pop("title", None)
         else:

@@ -5,6 +5,7 @@ without a restart."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from ragdown.documents.paths import MAX_NAME_BYTES, control_character, is_skippe
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,13 @@ def read_folder(docs_dir: Path, name: str) -> Folder | None:
 
 def token_digests(value: object) -> frozenset[str]:
     """The digests of a `tokens` list (`[{"name": …, "sha256": <64 hex>}]`); malformed entries are
-    skipped, and a list holding none that is valid still closes the folder to the shared token."""
-    if not isinstance(value, list):
+    skipped. A `tokens` key that is there but holds no valid entry (a list of junk, an object, a
+    string) still closes the folder to the shared token: a typo must not open a team's folder."""
+    if value is None:
         return frozenset()
+    if not isinstance(value, list):
+        log.warning("a folder's `tokens` is not a list: only the admin token reaches it until it is")
+        return frozenset({"-"})
     found = {
         entry["sha256"].lower()
         for entry in value

@@ -78,7 +78,7 @@ async def json_body(request: Request) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[…
         raise Refusal(400, "Body is not valid JSON") from None
     return data if isinstance(data, dict) else {}
 

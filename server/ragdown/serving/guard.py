@@ -9,6 +9,7 @@ body type that forms cannot send: `application/json`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -21,13 +22,14 @@ OPEN_PATHS = frozenset({"/api/status", "/healthz", "/readyz"})
 NEEDS_JSON = frozenset({"POST", "PUT", "PATCH"})
 
 
-def _split_port(host: str) -> tuple[str, str | None]:
-    if host.startswith("["):  # [::1]:3000
-        end = host.find("]")
-        name, rest = host[: end + 1], host[end + 1 :]
-        return name, rest[1:] if rest.startswith(":") else None
-    name, sep, port = host.rpartition(":")
-    return (name, port) if sep and port.isdigit() else (host, None)
+# A Host value: a name or an IPv4 address, or an IPv6 address in brackets, and an optional port.
+_HOST_RE = re.compile(r"^(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?$")
+
+
+def _split_port(host: str) -> tuple[str, str | None] | None:
+    """The name and port of a well-formed Host value, or None for anything else."""
+    match = _HOST_RE.match(host)
+    return (match["name"], match["port"]) if match else None
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,12 @@ class Guard:
         if not host:
             return False
         host = host.lower()
+        parts = _split_port(host)
+        if parts is None:
+            return False
         if self.any_host or host in self.hosts:
             return True
-        return _split_port(host)[0] in self.any_port
+        return parts[0] in self.any_port
 
     def origin_allowed(self, origin: str | None, host: str | None) -> bool:
         """No Origin (not a browser, or a same-origin GET) is fine; otherwise the page must be served
@@ -66,8 +71,8 @@ class Guard:
         if origin is None:
             return True
         parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            return False  # `null` (a sandboxed page or a file) and anything stranger
+        if parts.scheme not in ("http", "https") or not parts.netloc or "@" in parts.netloc:
+            return False  # `null` (a sandboxed page or a file), user info, and anything stranger
         netloc = parts.netloc.lower()
         if self.any_host:
             return host is not None and netloc == host.lower()

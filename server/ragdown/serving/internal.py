@@ -109,6 +109,12 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
             memory.forget(call.key)
         return {"ids": []}
 
+    @app.exception_handler(UnicodeError)
+    async def not_text(request: Request, error: UnicodeError) -> JSONResponse:
+        return JSONResponse(
+            {"error": "a name or key is not Unicode text (a lone surrogate)"}, status_code=400
+        )
+
     @app.exception_handler(Refusal)
     async def refusal(request: Request, error: Refusal) -> JSONResponse:
         return JSONResponse({"error": error.message}, status_code=error.status)

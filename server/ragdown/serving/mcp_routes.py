@@ -8,7 +8,10 @@ everything a request may need later (hook memory, the index) lives in the engine
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
@@ -32,6 +35,10 @@ from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, Forward, build_server
 
 MAX_MCP_BODY = 1024 * 1024
+# Servers kept for the folders and sub-folders agents call (each ~0.4 MB with its transport), and how
+# long a dropped one keeps answering the calls it had already started.
+MAX_SERVERS = 256
+RETIRE_AFTER_S = 300.0
 NOT_FOUND_FOLDER = {"error": "Not found: no folder with MCP turned on at this path"}
 STATELESS = {
     "error": "Method not allowed: this MCP endpoint is stateless; POST JSON-RPC to it "
@@ -74,11 +81,13 @@ class McpRoutes:
     settings: ServerSettings
 
     def __post_init__(self) -> None:
-        self._servers: dict[tuple[str, str, bool, bool, frozenset[str]], MCPServer] = {}
+        # Every sub-folder an agent names gets a server of its own: bounded, least recently used out.
+        self._servers: OrderedDict[tuple[str, str, bool, bool, frozenset[str]], MCPServer] = OrderedDict()
+        self._servers_lock = threading.Lock()
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._roots: dict[Access, MCPServer] = {}
         self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: dict[MCPServer, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
         self.forward: Forward | None = None
         self.metrics: Metrics | None = None
 
@@ -135,6 +144,7 @@ class McpRoutes:
                     forward=self.forward,
                     reaches=access.reaches,
                     can_create=access.role != "folder",
+                    caller=f"{access.role}:{access.digest}",
                 )
             )
         return server
@@ -147,10 +157,28 @@ class McpRoutes:
             endpoint.read_only,
             endpoint.disabled,
         )
-        server = self._servers.get(key)
-        if server is None:
+        with self._servers_lock:
+            server = self._servers.get(key)
+            if server is not None:
+                self._servers.move_to_end(key)
+                return server
             server = self._servers[key] = build_server(endpoint)
-        return server
+            while len(self._servers) > MAX_SERVERS:
+                self._retire(self._servers.popitem(last=False)[1])
+            return server
+
+    def _retire(self, server: MCPServer) -> None:
+        """Stop a dropped server's transport manager once calls still in flight on it are done."""
+        self._managers.pop(server, None)
+        running = self._tasks.pop(server, None)
+        if running is not None:
+            loop, task = running
+
+            def later() -> None:
+                loop.call_later(RETIRE_AFTER_S, task.cancel)
+
+            with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing runs on it
+                loop.call_soon_threadsafe(later)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -213,7 +241,8 @@ class McpRoutes:
                     started.set()
                     await asyncio.Event().wait()  # until the loop shuts down
 
-            self._tasks.append(asyncio.get_running_loop().create_task(run()))
+            loop = asyncio.get_running_loop()
+            self._tasks[server] = (loop, loop.create_task(run()))
             await started.wait()
             self._managers[server] = manager
         return manager

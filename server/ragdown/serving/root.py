@@ -33,6 +33,7 @@ from ragdown.serving.tools import (
     folder_tools,
     guarded,
     hook_overrides,
+    report_in_view,
     stats_json,
     tools_by_name,
 )
@@ -64,6 +65,8 @@ class RootEndpoint:
     reaches: Callable[[Folder], bool] = lambda _folder: True
     # A folder's own token reaches that folder only: it makes no new ones.
     can_create: bool = True
+    # The caller kind (serving/auth.py): the root hook's session memory is its own per kind.
+    caller: str = ""
 
     def folders(self) -> list[Folder]:
         return [f for f in list_folders(self.engine.docs_dir) if f.mcp and self.reaches(f)]
@@ -116,6 +119,10 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
     )
     template = Endpoint(engine=engine, scope=Scope(), name="ragdown", title="ragdown")
 
+    def in_folders(path: str) -> bool:
+        """A path in a folder this caller reaches."""
+        return path.startswith(root.within())
+
     def names() -> str:
         return ", ".join(f.name for f in root.folders()) or "(none: create one with ragdown_create_folder)"
 
@@ -136,7 +143,10 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
                 if is_error:
                     raise Refusal(400, text)
                 return text
-            return compact(engine.sync(full=bool(kwargs.get("full"))).model_dump())
+            if kwargs.get("full"):
+                engine.claim_full_reindex()
+            report = engine.sync(full=bool(kwargs.get("full")))
+            return compact(report_in_view(report, in_folders, lambda path: path))
         raise Refusal(400, f"{name} needs a folder: one of {names()}")
 
     def recall_all(
@@ -216,6 +226,7 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
             overrides=overrides,
             within=root.within(),
             source="/mcp",
+            caller=root.caller,
         )
         return result.text
 
@@ -230,7 +241,9 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
             local=False,
             reader=False,
             read_only=root.read_only,
-            file_path=(lambda path: path) if include_files else None,
+            in_view=in_folders,
+            shown_as=lambda path: path,
+            include_files=include_files,
         )
 
     def make(tool: Callable[..., str]) -> Callable[..., str]:

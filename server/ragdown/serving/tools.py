@@ -27,6 +27,7 @@ from ragdown.editing import Place, backlinks_of, delete, edit, move_document, re
 from ragdown.engine import Engine
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope, ScopeError
+from ragdown.indexing.sync import SyncReport
 from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.formats import compact, hit_json, hits_text
@@ -218,6 +219,16 @@ def hook_overrides(
     return {key: value for key, value in given.items() if value is not None}
 
 
+def report_in_view(
+    report: SyncReport, in_view: Callable[[str], bool], shown_as: Callable[[str], str]
+) -> dict[str, Any]:
+    """A sync report as one caller sees it: only the failed files it could look at, named as it
+    names them (the counts are the whole index's). Another folder's file names are not its business."""
+    data = report.model_dump()
+    data["failed"] = [{"path": shown_as(f.path), "error": f.error} for f in report.failed if in_view(f.path)]
+    return data
+
+
 def stats_json(
     engine: Engine,
     entries: list[DocEntry],
@@ -227,10 +238,12 @@ def stats_json(
     local: bool,
     reader: bool,
     read_only: bool,
-    file_path: Callable[[str], str] | None = None,
+    in_view: Callable[[str], bool],
+    shown_as: Callable[[str], str],
+    include_files: bool = False,
 ) -> str:
     """`ragdown_stats`: counts of `entries` (the documents in view) and the index's state; with
-    `file_path`, each document too, its path shown as `file_path` gives it. Over HTTP (`local`
+    `include_files`, each document too. Paths are shown as `shown_as` gives them. Over HTTP (`local`
     false) `docs_dir` is the scope as a path inside the docs and `data_dir` is left out: a remote
     client has no use for the server's own paths."""
     last = engine.syncer.last_sync
@@ -243,11 +256,11 @@ def stats_json(
         "files": len(entries),
         "chunks": sum(e.chunks for e in entries),
         "syncing": None if reader else engine.syncer.syncing,
-        "last_sync": last.model_dump() if last else None,
+        "last_sync": report_in_view(last, in_view, shown_as) if last else None,
         "scope": scope,
     }
-    if file_path is not None:
-        stats["file_list"] = [{"path": file_path(e.path), "chunks": e.chunks} for e in entries]
+    if include_files:
+        stats["file_list"] = [{"path": shown_as(e.path), "chunks": e.chunks} for e in entries]
     return compact(stats)
 
 
@@ -363,12 +376,16 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             local=endpoint.local,
             reader=endpoint.forward is not None,
             read_only=endpoint.read_only,
-            file_path=scope.relative if include_files else None,
+            in_view=scope.contains,
+            shown_as=scope.relative,
+            include_files=include_files,
         )
 
     def ragdown_reindex(full: bool = False) -> str:
-        """Sync the index with the files now (full: re-embed everything)."""
-        return compact(engine.sync(full=full).model_dump())
+        """Sync the index with the files now (full: re-embed everything, at most every ten minutes)."""
+        if full:
+            engine.claim_full_reindex()
+        return compact(report_in_view(engine.sync(full=full), scope.contains, scope.relative))
 
     place = Place(engine, scope)
 
