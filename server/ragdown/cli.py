@@ -10,28 +10,17 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from pydantic import ValidationError
 
 from ragdown import __version__
-from ragdown.engine import (
-    DataDirError,
-    Engine,
-    FolderNotFoundError,
-    check_data_dir,
-    check_docs_dir,
-    default_data_dir,
-    recorded_embedder,
-)
-from ragdown.folders.scope import ScopeError
 from ragdown.folders.settings import ServerSettings
-from ragdown.indexing.embedders import EmbedderError
-from ragdown.indexing.embedders.registry import check_embedder_name
-from ragdown.indexing.store import IndexNotReadyError
-from ragdown.indexing.sync import SyncProgress, SyncReport
-from ragdown.search.filters import FilterError, SearchFilters
-from ragdown.search.hybrid import Hit
+
+if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
+    from ragdown.engine import Engine
+    from ragdown.indexing.sync import SyncProgress, SyncReport
+    from ragdown.search.hybrid import Hit
 
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "ms", "failed")
 HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
@@ -88,6 +77,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
+    from ragdown.engine import Engine, check_docs_dir, default_data_dir, recorded_embedder
+
     docs = check_docs_dir(Path(args.docs))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     wanted = args.embedder or settings.embedder
@@ -151,6 +142,8 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     if args.query is not None and not args.query.strip():
         raise CliError("the query is empty; pass the words to search for")
     batch = read_queries(args.queries) if args.queries is not None else None
+    from ragdown.search.filters import SearchFilters
+
     filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
     engine = open_engine(args, settings)
     try:
@@ -174,7 +167,9 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
     import uvicorn
 
+    from ragdown.engine import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.config import SERVER_CONFIG
+    from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.http import create_app
     from ragdown.serving.node import Node
 
@@ -269,6 +264,7 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
                     entry[1] += state.chunks
                 for folder, (documents, chunks) in counts.items():
                     metrics.set_index(folder, documents, chunks)
+                metrics.set_embed_queue_depth(current.syncer.pending_files)
                 report = current.syncer.last_sync
                 if report is not None and report.at != last_at:
                     last_at = report.at
@@ -305,8 +301,10 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
     import anyio
 
+    from ragdown.engine import Engine, check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.registry import read_folder
     from ragdown.folders.scope import Scope
+    from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.deferred import DeferredEngine
     from ragdown.serving.tools import Endpoint, build_server
 
@@ -421,6 +419,17 @@ def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
+def _refusals() -> tuple[type[Exception], ...]:
+    """The errors that are a refusal to print as one line (imported only once one happened)."""
+    from ragdown.engine import DataDirError, FolderNotFoundError
+    from ragdown.folders.scope import ScopeError
+    from ragdown.indexing.embedders import EmbedderError
+    from ragdown.indexing.store import IndexNotReadyError
+    from ragdown.search.filters import FilterError
+
+    return (FolderNotFoundError, DataDirError, EmbedderError, IndexNotReadyError, FilterError, ScopeError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -437,15 +446,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             raise CliError(f"invalid setting: {problems}") from None
         return int(args.run(args, settings))
-    except (
-        CliError,
-        FolderNotFoundError,
-        DataDirError,
-        EmbedderError,
-        IndexNotReadyError,
-        FilterError,
-        ScopeError,
-    ) as error:
+    except Exception as error:
+        if not isinstance(error, (CliError, *_refusals())):
+            raise
         print(f"ragdown: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

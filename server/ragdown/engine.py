@@ -136,7 +136,11 @@ class Engine:
         self.memory: SessionMemory = memory or LruSessionMemory()
         self.server_config = server_config
         log_file = self.settings.query_log_file or self.data_dir / LOG_NAME
-        self.query_log = QueryLog(log_file) if self.settings.query_log else None
+        self.query_log = (
+            QueryLog(log_file, include_prompts=self.settings.query_log_prompts)
+            if self.settings.query_log
+            else None
+        )
         self._first_sync: Future[SyncReport] | None = None
         self._follow_lock = threading.Lock()
         self._last_full: float | None = None

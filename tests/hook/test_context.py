@@ -13,6 +13,7 @@ from ragdown.folders.scope import Scope, ScopeError
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import CONTEXT_INTRO
 from ragdown.search.filters import SearchFilters
+from ragdown.search.query_log import prompt_hash
 from tests.conftest import WriteDoc
 
 DOCS = {
@@ -193,7 +194,9 @@ def test_the_query_log_records_gates_but_never_text(
     lines = [json.loads(line) for line in engine.query_log.path.read_text(encoding="utf-8").splitlines()]
     assert [e["kind"] for e in lines] == ["context", "recall"]
     context, recall = lines
-    assert context["query"] == PROMPT
+    # A hook prompt is a person's own words: a hash unless RAGDOWN_QUERY_LOG_PROMPTS (below).
+    assert context["query"] == prompt_hash(PROMPT)
+    assert PROMPT not in engine.query_log.path.read_text(encoding="utf-8")
     assert len(context["injected"]) == 1
     assert {d["reason"] for d in context["dropped"]} == {"top_k"}
     assert set(context["hits"][0]) == {"path", "start", "end", "similarity", "score"}
@@ -248,3 +251,18 @@ def test_the_query_log_file_can_be_put_elsewhere(
     engine.sync()
     engine.recall("redis streams", 2)
     assert json.loads(target.read_text(encoding="utf-8").splitlines()[0])["kind"] == "recall"
+
+
+def test_the_query_log_keeps_prompts_only_when_told(
+    make_engine: Callable[..., Engine], write: WriteDoc
+) -> None:
+    for path, text in DOCS.items():
+        write(path, text)
+    settings = ServerSettings(hook_min_score=0.0, hook_min_ratio=0, query_log=True, query_log_prompts=True)
+    engine = make_engine(settings=settings)
+    engine.sync()
+    engine.context(PROMPT, session_id="s")
+    assert engine.query_log is not None
+    (context,) = [json.loads(line) for line in engine.query_log.path.read_text(encoding="utf-8").splitlines()]
+    assert context["query"] == PROMPT
+    assert prompt_hash(PROMPT) == prompt_hash(PROMPT) != prompt_hash(PROMPT + "!")

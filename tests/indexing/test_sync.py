@@ -326,3 +326,18 @@ def test_in_folders_mode_loose_top_level_files_are_not_indexed(
         assert set(engine.store.files()) == {"work/a.md"}
     finally:
         engine.close()
+
+
+def test_pending_files_count_what_the_running_sync_has_left(
+    syncer: Syncer, embedder: CountingEmbedder, write: WriteDoc
+) -> None:
+    """The `ragdown_embed_queue_depth` gauge: files still to read or embed, 0 when no sync runs."""
+    for n in range(5):
+        write(f"d{n}.md", f"# Doc {n}\n\ntext {n}")
+    assert syncer.pending_files == 0
+    running = embedder.start_held_sync(syncer)  # all five read, held at their first embedding
+    assert syncer.pending_files == 5
+    assert embedder.gate is not None
+    embedder.gate.set()
+    assert running.result(timeout=30).added == 5
+    assert syncer.pending_files == 0

@@ -138,26 +138,43 @@ async def test_the_reader_takes_over_when_the_primary_is_killed(pair: tuple[Proc
         time.sleep(0.3)
 
 
+def scrape(proc: Proc) -> dict[str, float]:
+    text = httpx.get(f"http://127.0.0.1:{proc.metrics_port}/metrics", timeout=5).text
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith(
+            (
+                "ragdown_hook_calls_total",
+                "ragdown_hook_injections_total",
+                "ragdown_build_info",
+                "ragdown_tool_calls_total",
+            )
+        ):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+async def test_a_forwarded_write_is_counted_once_where_the_agent_called(
+    pair: tuple[Proc, Proc, Path],
+) -> None:
+    primary, reader, _ = pair
+    ok = 'ragdown_tool_calls_total{outcome="ok",tool="ragdown_write"}'
+    before = (scrape(primary)[ok], scrape(reader)[ok])
+    await reader.call("ragdown_write", {"path": "counted.md", "text": "# Counted"})
+    after = (scrape(primary)[ok], scrape(reader)[ok])
+    assert (after[0] - before[0], after[1] - before[1]) == (0, 1)
+
+
 async def test_a_readers_metrics_count_hook_calls_and_health_answers(pair: tuple[Proc, Proc, Path]) -> None:
     _, reader, _ = pair
 
-    def scrape() -> dict[str, float]:
-        text = httpx.get(f"http://127.0.0.1:{reader.metrics_port}/metrics", timeout=5).text
-        samples: dict[str, float] = {}
-        for line in text.splitlines():
-            if line.startswith(
-                ("ragdown_hook_calls_total", "ragdown_hook_injections_total", "ragdown_build_info")
-            ):
-                name, _, value = line.rpartition(" ")
-                samples[name] = float(value)
-        return samples
-
-    before = scrape()
+    before = scrape(reader)
     assert before['ragdown_hook_calls_total{folder="ops"}'] == 0  # pre-created, so rates exist at once
     assert any('role="reader"' in name for name in before)
     await reader.call("ragdown_context", {"prompt": "how does redis evict keys", "session_id": "m"})
     await reader.call("ragdown_context", {"prompt": "how does redis evict keys", "session_id": "m"})
-    after = scrape()
+    after = scrape(reader)
     assert after['ragdown_hook_calls_total{folder="ops"}'] == 2
     assert after['ragdown_hook_injections_total{folder="ops"}'] >= 1
     assert httpx.get(f"{reader.url}/healthz", timeout=5).json() == {"ok": True}
@@ -344,6 +361,79 @@ async def test_create_folder_on_a_reader_is_done_by_the_primary(tmp_path: Path) 
         assert "cannot be reached, so nothing was written" in refused
         assert not (docs / "later").exists()  # the reader never writes itself
     finally:
+        for proc in (reader, primary):
+            if proc is not None:
+                proc.stop()
+
+
+def rpc(proc: Proc, tool: str, arguments: dict[str, Any], timeout: float = 15.0) -> tuple[str, bool]:
+    """One tool call as plain JSON-RPC, with a client timeout: a reader that hung on its primary would
+    fail this call rather than the test waiting on it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    answer = httpx.post(f"{proc.url}/mcp/ops", json=body, headers=headers, timeout=timeout).json()["result"]
+    return "".join(c.get("text", "") for c in answer["content"]), bool(answer.get("isError"))
+
+
+@pytest.mark.parametrize("how", ["stopped", "killed"])
+def test_a_reader_degrades_while_its_primary_is_stopped_or_killed(tmp_path: Path, how: str) -> None:
+    """The indexer of a cluster is away (a `helm upgrade` of its one replica, or hung): readers keep
+    searching, the hook keeps answering without its shared memory, /readyz stays ready and says so,
+    and writes are refused with a retryable message — nothing hangs on the primary."""
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    (docs / "ops/redis.md").write_text(
+        "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n", encoding="utf-8"
+    )
+    data = tmp_path / "data"
+    primary, internal = cluster_primary(docs, data)
+    reader: Proc | None = None
+    try:
+        wait_for(
+            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
+        )
+        reader = cluster_reader(docs, data, internal)
+        wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+        assert rpc(reader, "ragdown_write", {"path": "before.md", "text": "# Before"})[1] is False
+        if how == "stopped":
+            primary.process.send_signal(signal.SIGSTOP)  # it accepts connections and never answers
+        else:
+            primary.process.kill()
+            primary.process.wait()
+
+        def unready_primary() -> bool:
+            ready = httpx.get(f"{reader.url}/readyz", timeout=5).json()
+            return ready == {"ready": True, "role": "reader", "primary_reachable": False}
+
+        wait_for(unready_primary, timeout=30, what="the reader to notice")
+        hook, hook_error = rpc(reader, "ragdown_context", {"prompt": "redis eviction", "session_id": "s1"})
+        assert not hook_error
+        assert "redis.md" in hook  # answered without the primary's memory
+        found, _ = rpc(reader, "ragdown_recall", {"query": "redis eviction", "top_k": 1})
+        assert found.startswith("[1] redis.md:")
+        refused, is_error = rpc(reader, "ragdown_write", {"path": "late.md", "text": "# Late"})
+        assert is_error
+        assert "cannot be reached, so nothing was written; retry in a moment" in refused
+        assert not (docs / "ops/late.md").exists()
+        if how == "stopped":
+            primary.process.send_signal(signal.SIGCONT)
+            wait_for(
+                lambda: httpx.get(f"{reader.url}/readyz", timeout=5).json()["primary_reachable"],
+                timeout=30,
+                what="the reader to see the primary back",
+            )
+            text, is_error = rpc(reader, "ragdown_write", {"path": "after.md", "text": "# After"})
+            assert not is_error, text
+            assert (docs / "ops/after.md").exists()
+    finally:
+        if how == "stopped" and primary.process.poll() is None:
+            primary.process.send_signal(signal.SIGCONT)
         for proc in (reader, primary):
             if proc is not None:
                 proc.stop()

@@ -296,3 +296,19 @@ def test_main_as_a_process_prints_the_log_and_exits_0_on_sigterm(tmp_path: Path)
     lines = [json.loads(line) for line in printed]
     assert [line["n"] for line in lines] == list(range(12))
     assert lines[0]["query"] == "café ünïcode"
+
+
+def test_tail_log_loads_neither_lancedb_nor_pyarrow() -> None:
+    """The sidecar runs beside every server pod on a small memory request: following a file needs
+    neither the index nor the model."""
+    probe = (
+        "import sys\n"
+        "from ragdown.cli import build_parser, main\n"
+        "build_parser().parse_args(['tail-log', '--file', 'x'])\n"
+        "import ragdown.serving.tail_log, ragdown.search.query_log\n"
+        "print(sorted(m for m in ('lancedb', 'pyarrow', 'onnxruntime', 'numpy') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]"

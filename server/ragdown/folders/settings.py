@@ -33,6 +33,9 @@ class ServerSettings(BaseSettings):
     query_log: bool = Field(
         default=False, description="log searches, hook calls and reads to query-log.jsonl"
     )
+    query_log_prompts: bool = Field(
+        default=False, description="keep hook prompts in the query log as written; false: a hash of each"
+    )
     query_log_file: Path | None = Field(
         default=None, description="where the query log goes (default <data dir>/query-log.jsonl); one per pod"
     )

@@ -155,10 +155,17 @@ class Syncer:
         self._follow_up: Future[SyncReport] | None = None
         self._follow_up_full = False
         self._follow_up_progress: ProgressCallback | None = None
+        self._current: _Run | None = None
 
     @property
     def syncing(self) -> bool:
         return self._running is not None
+
+    @property
+    def pending_files(self) -> int:
+        """Files the running sync has still to look at or to embed (0 when idle): the embed queue."""
+        run = self._current
+        return 0 if run is None else max(0, run.total - run.files_done) + len(run.batch)
 
     def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         """Run a sync (or join the pending follow-up) and wait for its report."""
@@ -189,6 +196,8 @@ class Syncer:
             except BaseException as error:
                 log.exception("sync failed")
                 future.set_exception(error)
+            finally:
+                self._current = None
             with self._lock:
                 if self._follow_up is None:
                     self._running = None
@@ -202,6 +211,7 @@ class Syncer:
         indexed = self.store.files()
         on_disk = list_markdown_files(self.root, folders_only=self.folders_only)
         run = _Run(self, len(on_disk), progress)
+        self._current = run
         run.removed = [path for path in indexed if path not in on_disk]
         for path, stat in sorted(on_disk.items()):
             run.files_done += 1

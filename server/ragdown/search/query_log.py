@@ -6,6 +6,7 @@ older one) and a new file starts, so the log never holds more than about 20 MB.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -13,9 +14,10 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragdown.search.hybrid import Hit
+if TYPE_CHECKING:  # `ragdown tail-log` imports this module and must not load LanceDB
+    from ragdown.search.hybrid import Hit
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +35,19 @@ def hit_entry(hit: Hit) -> dict[str, Any]:
     }
 
 
-class QueryLog:
-    """Appends events to `<data_dir>/query-log.jsonl`; thread-safe, rotation included."""
+def prompt_hash(prompt: str) -> str:
+    """What the log keeps of a hook prompt unless told to keep prompts: enough to count repeats."""
+    return "sha256:" + hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
-    def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
+
+class QueryLog:
+    """Appends events to `<data_dir>/query-log.jsonl`; thread-safe, rotation included. Hook prompts
+    are a person's own words: they are logged as a hash unless `include_prompts`."""
+
+    def __init__(self, path: Path, max_bytes: int = MAX_BYTES, *, include_prompts: bool = False) -> None:
         self.path = path
         self.max_bytes = max_bytes
+        self.include_prompts = include_prompts
         self._lock = threading.Lock()
 
     @property
@@ -101,7 +110,7 @@ class QueryLog:
             {
                 "kind": "context",
                 "folder": folder,
-                "query": query,
+                "query": query if self.include_prompts else prompt_hash(query),
                 "filters": {},
                 "latency_ms": round(latency_ms, 1),
                 "hits": [hit_entry(h) for h in hits],

@@ -12,6 +12,7 @@ the folder exists with MCP on, the place is a real sub-folder, the tool is one t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -82,7 +83,8 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
             folder = routes.folder_at(call.folder, sub)
             if folder is None:
                 return refused("Not found: no folder with MCP turned on at this path")
-            endpoint = routes.endpoint_for(folder, sub)
+            # Not counted here: the reader the agent called counted it (one count per call).
+            endpoint = replace(routes.endpoint_for(folder, sub), metrics=None)
             if not endpoint.enabled(call.tool):
                 return refused(f"{call.tool} is turned off for this folder")
             server = routes.server(endpoint)

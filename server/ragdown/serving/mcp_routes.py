@@ -39,6 +39,8 @@ MAX_MCP_BODY = 1024 * 1024
 # long a dropped one keeps answering the calls it had already started.
 MAX_SERVERS = 256
 RETIRE_AFTER_S = 300.0
+# What makes two endpoints' servers the same: scope, title, forwarding, read-only, disabled, metrics.
+ServerKey = tuple[str, str, bool, bool, frozenset[str], bool]
 NOT_FOUND_FOLDER = {"error": "Not found: no folder with MCP turned on at this path"}
 STATELESS = {
     "error": "Method not allowed: this MCP endpoint is stateless; POST JSON-RPC to it "
@@ -82,7 +84,9 @@ class McpRoutes:
 
     def __post_init__(self) -> None:
         # Every sub-folder an agent names gets a server of its own: bounded, least recently used out.
-        self._servers: OrderedDict[tuple[str, str, bool, bool, frozenset[str]], MCPServer] = OrderedDict()
+        self._servers: OrderedDict[tuple[str, str, bool, bool, frozenset[str], bool], MCPServer] = (
+            OrderedDict()
+        )
         self._servers_lock = threading.Lock()
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
         self._roots: dict[Access, MCPServer] = {}
@@ -156,6 +160,7 @@ class McpRoutes:
             endpoint.forward is not None,
             endpoint.read_only,
             endpoint.disabled,
+            endpoint.metrics is not None,
         )
         with self._servers_lock:
             server = self._servers.get(key)

@@ -127,7 +127,7 @@ class Metrics:
             "ragdown_admission_rejections", "Calls refused as overloaded by admission control.", registry=reg
         )
         self.embed_queue_depth = Gauge(
-            "ragdown_embed_queue_depth", "Texts waiting to be embedded.", registry=reg
+            "ragdown_embed_queue_depth", "Files the running sync has still to read or embed.", registry=reg
         )
         self.build_info = Gauge(
             "ragdown_build_info",

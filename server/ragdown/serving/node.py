@@ -76,6 +76,7 @@ class Node:
         self.client = PrimaryClient(
             url, lambda: self.settings.internal_token or local_token(self.data_dir, create=False)
         )
+        self.client.start_probing()
         engine.memory = RemoteSessionMemory(self.client)
         return engine
 
