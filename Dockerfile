@@ -8,8 +8,16 @@
 #       runs the operator (it serves no /healthz on PORT, hence --no-healthcheck); in Kubernetes the
 #       chart sets `command: ["ragdown-operator"]` and its own probes (HEALTHCHECK is Docker-only)
 
+# Build arguments:
+#   PYTHON_IMAGE    the base of both stages (a stand-in built from Debian packages where no registry is
+#                   reachable: tests and bench build one)
+#   BAKE_EMBEDDERS  hub embedders to download into the image, space-separated (e.g. "bge-small"), for
+#                   clusters without egress to the model hub; the int8 MiniLM is always built in
+ARG PYTHON_IMAGE=python:3.12-slim
+
 # --- builder: a venv with ragdown installed, and the int8 model built once ------------------------
-FROM python:3.12-slim AS builder
+FROM ${PYTHON_IMAGE} AS builder
+ARG BAKE_EMBEDDERS=""
 
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -20,11 +28,12 @@ RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /src
-# What `pip install .` needs: the project metadata (README.md is its readme) and both packages.
-COPY pyproject.toml README.md ./
+# What `pip install .` needs: the project metadata (README.md is its readme) and both packages,
+# installed at the exact versions of constraints.txt, so every build of a commit is the same.
+COPY pyproject.toml README.md constraints.txt ./
 COPY server/ server/
 COPY operator/ operator/
-RUN pip install .
+RUN pip install -c constraints.txt .
 
 # The default embedder builds its int8 model into RAGDOWN_MODELS at first use, which would cost
 # every new pod that build (and fail on a read-only root filesystem): index the bundled examples
@@ -33,10 +42,17 @@ COPY examples/notes/ examples/notes/
 RUN RAGDOWN_DATA_DIR=/tmp/ragdown-build XDG_CACHE_HOME=/tmp/ragdown-cache \
         ragdown index --data-dir /tmp/ragdown-build examples/notes \
     && ls /opt/ragdown/models/minilm-q8-*.onnx /opt/ragdown/models/minilm-q8-*.onnx.json \
-    && rm -rf /tmp/ragdown-build /tmp/ragdown-cache
+    && for embedder in ${BAKE_EMBEDDERS}; do \
+        XDG_CACHE_HOME=/tmp/ragdown-cache ragdown index --embedder "$embedder" \
+            --data-dir "/tmp/ragdown-build-$embedder" examples/notes || exit 1; \
+    done \
+    && rm -rf /tmp/ragdown-build* /tmp/ragdown-cache
+# Build-only: onnx made the int8 model above (the runtime only loads it; without onnx a pod that
+# lacked the baked build would run the packaged model, never fail), and pip's own tooling.
+RUN pip uninstall --yes onnx setuptools wheel
 
 # --- runtime ----------------------------------------------------------------------------------
-FROM python:3.12-slim
+FROM ${PYTHON_IMAGE}
 
 LABEL org.opencontainers.image.title="ragdown" \
       org.opencontainers.image.description="Markdown folders for AI agents over MCP, and the Kubernetes operator that serves them." \
@@ -54,12 +70,14 @@ COPY --from=builder /opt/ragdown/models /opt/ragdown/models
 
 # LANCE_CPU_THREADS >= 2: older lance deadlocked building the full-text index on small CPU pools
 # (ARCHITECTURE §3). XDG_CACHE_HOME points at /tmp so a read-only root filesystem only needs an
-# emptyDir there; the models are read (never written) from RAGDOWN_MODELS.
+# emptyDir there. The baked models are found through RAGDOWN_MODELS_BUNDLED even when RAGDOWN_MODELS
+# points at a writable volume (the chart's, for hub embedders the image does not bake).
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     LANCE_CPU_THREADS=2 \
     RAGDOWN_MODELS=/opt/ragdown/models \
+    RAGDOWN_MODELS_BUNDLED=/opt/ragdown/models \
     RAGDOWN_HOST=0.0.0.0 \
     PORT=3000 \
     RAGDOWN_DOCS_DIR=/data/docs \

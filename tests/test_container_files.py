@@ -110,11 +110,23 @@ def parse_dockerfile(text: str) -> list[Stage]:
         if keyword == "FROM":
             words = args.split()
             name = words[2] if len(words) == 3 and words[1].upper() == "AS" else str(len(stages))
-            stages.append(Stage(words[0], name))
+            stages.append(Stage(_expand(words[0]), name))
             continue
-        assert stages, f"{keyword} before the first FROM"
+        if not stages:
+            assert keyword == "ARG", f"{keyword} before the first FROM (only ARG may come first)"
+            name, _, default = args.strip().partition("=")
+            GLOBAL_ARGS[name] = default
+            continue
         stages[-1].instructions.append(Instruction(keyword, args.strip()))
     return stages
+
+
+GLOBAL_ARGS: dict[str, str] = {}
+
+
+def _expand(image: str) -> str:
+    """A FROM's image with the global ARGs' defaults in place of `${NAME}`."""
+    return re.sub(r"\$\{(\w+)\}", lambda m: GLOBAL_ARGS[m.group(1)], image)
 
 
 STAGES = parse_dockerfile(DOCKERFILE.read_text(encoding="utf-8"))
@@ -196,7 +208,9 @@ def context_copies(stage: Stage) -> list[tuple[list[str], str]]:
 
 
 def test_stages() -> None:
+    # Both stages on PYTHON_IMAGE: the real python:3.12-slim by default, a stand-in where no registry is.
     assert [stage.base for stage in STAGES] == ["python:3.12-slim", "python:3.12-slim"]
+    assert "FROM ${PYTHON_IMAGE}" in DOCKERFILE.read_text(encoding="utf-8")
     assert BUILDER.name == "builder"
     for stage in STAGES:
         for instruction in stage.all("COPY"):
@@ -258,7 +272,9 @@ def test_runtime_environment() -> None:
 def test_the_int8_model_is_built_in_the_builder_and_copied() -> None:
     assert BUILDER.env()["RAGDOWN_MODELS"] == MODELS_DIR
     runs = [i.args for i in BUILDER.all("RUN")]
-    install = next(n for n, run in enumerate(runs) if re.search(r"\bpip install \.(\s|$)", run))
+    install = next(
+        n for n, run in enumerate(runs) if re.search(r"\bpip install -c constraints\.txt \.(\s|$)", run)
+    )
     build = next(n for n, run in enumerate(runs) if "ragdown index" in run)
     assert install < build, "the model is built with the installed ragdown"
     # The build fails when the model did not come out (the embedder would quietly fall back).
@@ -268,6 +284,34 @@ def test_the_int8_model_is_built_in_the_builder_and_copied() -> None:
     ]
     assert ["/opt/venv", "/opt/venv"] in from_builder
     assert [MODELS_DIR, MODELS_DIR] in from_builder
+
+
+def test_the_image_installs_pinned_versions_and_leaves_build_only_packages_behind() -> None:
+    """constraints.txt pins every runtime dependency within pyproject's range; onnx (it only builds
+    the int8 model) and the packaging tools stay in the builder."""
+    from packaging.requirements import Requirement
+
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    for text in declared:
+        requirement = Requirement(text)
+        name = requirement.name.lower().replace("_", "-")
+        assert name in pins, f"{name} is not pinned in constraints.txt"
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]}: {text}"
+    copied = [i.flags_and_paths()[1] for i in BUILDER.all("COPY")]
+    assert any("constraints.txt" in paths for paths in copied)
+    runs = [i.args for i in BUILDER.all("RUN")]
+    build = next(n for n, run in enumerate(runs) if "ragdown index" in run)
+    cleanup = next(n for n, run in enumerate(runs) if run.startswith("pip uninstall"))
+    assert build < cleanup
+    assert {"onnx", "setuptools", "wheel"} <= set(runs[cleanup].split())
+    # The runtime finds the baked models even where RAGDOWN_MODELS is a writable volume (the chart).
+    assert FINAL.env()["RAGDOWN_MODELS_BUNDLED"] == MODELS_DIR
+    assert "BAKE_EMBEDDERS" in runs[build]
 
 
 def test_model_file_name_matches_the_embedders_cache_name() -> None:

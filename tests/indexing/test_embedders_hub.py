@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -506,3 +507,25 @@ def test_registry_loads_hub_models_by_name(tmp_path: Path, monkeypatch: pytest.M
     assert str(unknown.value) == (
         'RAGDOWN_EMBEDDER must be minilm, granite-small, bge-small, hash or openai:<model>, got "nope"'
     )
+
+
+def test_an_images_bundled_copy_is_used_verified_and_never_written(
+    tmp_path: Path, granite_like: tuple[HubModelSpec, TinyModel, Hub], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod downloads into a writable RAGDOWN_MODELS, but what its image bakes in
+    (RAGDOWN_MODELS_BUNDLED) is found first and needs no hub at all."""
+    spec, _, hub = granite_like
+    baked = tmp_path / "baked"
+    first = load_hub_model(spec, baked, hub.url, threads=1).embed(["deploy the server"], "document")
+    writable = tmp_path / "writable"
+    monkeypatch.setenv("RAGDOWN_MODELS_BUNDLED", f"{tmp_path / 'missing'}{os.pathsep}{baked}")
+    offline = load_hub_model(spec, writable, closed_port_url(), threads=1)
+    np.testing.assert_array_equal(offline.embed(["deploy the server"], "document"), first)
+    assert not writable.exists()
+    # A bundled copy is verified like any other: a changed one is refused, never loaded, and left
+    # where it is (it belongs to the image).
+    weights = next(p for p in baked.rglob("*.onnx"))
+    weights.write_bytes(weights.read_bytes() + b"tampered")
+    with pytest.raises(EmbedderError, match=r"bundled granite-small model file .*; rebuild the image"):
+        load_hub_model(spec, writable, closed_port_url(), threads=1)
+    assert weights.exists()

@@ -237,3 +237,18 @@ def test_a_text_embeds_the_same_alone_or_in_any_batch(int8: OnnxEmbedder, packag
 
 def test_an_empty_list_embeds_to_no_rows(int8: OnnxEmbedder) -> None:
     assert int8.embed([], "document").shape == (0, 384)
+
+
+def test_a_bundled_int8_build_is_used_and_none_is_made_again(
+    built: QuantizedModel, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image bakes the int8 build in (read-only); a pod whose RAGDOWN_MODELS is a fresh volume
+    uses it instead of building its own (which would need onnx and a minute of CPU)."""
+    writable = tmp_path / "volume"
+    monkeypatch.setenv("RAGDOWN_MODELS_BUNDLED", str(cache_dir))
+    embedder = load_minilm(1, writable)
+    try:
+        assert embedder.model_sha256 == built.sha256
+    finally:
+        embedder.close()
+    assert not writable.exists() or list(writable.iterdir()) == []

@@ -31,6 +31,9 @@ def verify_file(path: Path, expected_sha256: str, what: str) -> Path:
 
 
 MODELS_DIR_ENV = "RAGDOWN_MODELS"
+# Read-only folders searched before RAGDOWN_MODELS (an image's baked-in models), os.pathsep-separated:
+# a pod can then download into a writable volume without losing what its image already holds.
+BUNDLED_DIRS_ENV = "RAGDOWN_MODELS_BUNDLED"
 
 
 def cache_home() -> Path:
@@ -45,3 +48,9 @@ def default_models_dir() -> Path:
     if configured:
         return Path(configured).expanduser()
     return cache_home() / "ragdown" / "models"
+
+
+def bundled_models_dirs() -> list[Path]:
+    """`RAGDOWN_MODELS_BUNDLED`: folders holding verified models that are looked in first, never written."""
+    value = os.environ.get(BUNDLED_DIRS_ENV, "")
+    return [Path(part).expanduser() for part in value.split(os.pathsep) if part.strip()]

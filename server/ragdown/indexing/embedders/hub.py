@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.embedders.files import default_models_dir, sha256_file
+from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
 
 if TYPE_CHECKING:  # httpx loads only when something must be downloaded
@@ -224,6 +224,14 @@ def ensure_hub_files(
     missing: list[tuple[HubFile, Path]] = []
     for hub_file in spec.files:
         path = _cached_path(models_dir, spec, hub_file)
+        baked = [p for p in (_cached_path(d, spec, hub_file) for d in bundled_models_dirs()) if p.is_file()]
+        if baked:  # an image's own copy: verified like any other, never deleted (it is not ours)
+            found = sha256_file(baked[0])
+            if found != hub_file.sha256:
+                what = f"the bundled {spec.key} model file {baked[0]}"
+                raise EmbedderError(f"{_sha256_mismatch(what, hub_file.sha256, found)}; rebuild the image")
+            paths[hub_file.path] = baked[0]
+            continue
         if path.is_file():
             _verify_cached(path, spec, hub_file)
         else:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.embedders.files import default_models_dir, verify_file
+from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, verify_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, batch_feeds, load_tokenizer
 from ragdown.indexing.embedders.quantize import (
     CALIBRATION_TEXTS,
@@ -117,6 +117,7 @@ def _quantized(model: Path, tokenizer: Path, threads: int, cache_dir: Path | Non
         check,
         stem=QUANTIZED_STEM,
         calibration=[batch_feeds([e.ids]) for e in encodings],
+        bundled=bundled_models_dirs(),
     )
 
 

@@ -935,13 +935,20 @@ def ensure_quantized(
     *,
     stem: str,
     calibration: Sequence[Feed] = (),
+    bundled: Sequence[Path] = (),
 ) -> QuantizedModel | None:
     """The cached int8 model of `source` (verified `source_sha256`), built when missing or changed.
+
+    A verified build in one of the `bundled` folders (an image's, read-only) is used first.
 
     A build writes each candidate beside its final path, runs `check` on it, and renames the first
     that passes into place before recording its digest. None, with a warning, when no candidate
     passes or the build fails: the caller then runs `source` itself.
     """
+    for folder in bundled:
+        found = _reuse(cached_model_path(folder, stem, source_sha256), source_sha256)
+        if found is not None:
+            return found
     path = cached_model_path(cache_dir, stem, source_sha256)
     reused = _reuse(path, source_sha256)
     if reused is not None:
