@@ -181,6 +181,8 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
             "(or SECURE_LOCAL_NET=true on a network you trust)"
         )
     check_tokens(settings)
+    if settings.role == "reader":
+        wait_for_folder(settings.docs_dir)
     docs = check_docs_dir(settings.docs_dir)
     data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
     check_data_dir(data_dir, docs)
@@ -204,6 +206,16 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         node.close()
         app.mcp.engine.close()
     return 0
+
+
+def wait_for_folder(docs: Path, timeout_s: float = 300.0) -> None:
+    """A reader on a fresh volume starts before the primary made the docs dir (it mounts the volume
+    read-only, so it cannot make it): wait for it rather than exit and crash-loop."""
+    deadline = time.monotonic() + timeout_s
+    if not docs.exists():
+        print(f"ragdown: waiting for the primary to create {docs}", file=sys.stderr)
+    while not docs.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def check_tokens(settings: ServerSettings) -> None:

@@ -437,3 +437,33 @@ def test_a_reader_degrades_while_its_primary_is_stopped_or_killed(tmp_path: Path
         for proc in (reader, primary):
             if proc is not None:
                 proc.stop()
+
+
+def test_a_reader_waits_for_the_docs_folder_instead_of_exiting(tmp_path: Path) -> None:
+    """On a fresh volume the readers (read-only mounts) can start before the indexer made the docs
+    folder: they wait for it rather than exit and crash-loop."""
+    docs = tmp_path / "docs"
+    data = tmp_path / "data"
+    internal = free_port()
+    reader = cluster_reader(docs, data, internal)
+    primary: Proc | None = None
+    try:
+        time.sleep(2)  # long enough for a reader that would refuse the missing folder to have exited
+        assert reader.process.poll() is None
+        (docs / "ops").mkdir(parents=True)
+        (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+        (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+        primary = Proc(
+            docs,
+            data,
+            RAGDOWN_ROLE="primary",
+            RAGDOWN_INTERNAL_PORT=str(internal),
+            RAGDOWN_INTERNAL_TOKEN=INTERNAL_TOKEN,
+        )
+        wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
+        found, _ = rpc(reader, "ragdown_recall", {"query": "alpha", "top_k": 1})
+        assert found.startswith("[1] a.md:")
+    finally:
+        for proc in (reader, primary):
+            if proc is not None:
+                proc.stop()
