@@ -235,9 +235,9 @@ def test_readers_mount_the_claim_read_only_and_the_indexer_read_write(default: R
         (mount,) = [m for m in container(workload, "ragdown")["volumeMounts"] if m["name"] == "data"]
         assert mount == {"name": "data", "mountPath": "/data", "readOnly": read_only}
     assert indexer["spec"]["replicas"] == 1
-    # The indexer creates docs/, index/ and models/ on a fresh volume before the server starts.
+    # The indexer creates docs/ and index/ on a fresh volume before the server starts.
     init = container(indexer, "init-dirs", "initContainers")
-    assert "mkdir -p /data/docs /data/index /data/models" in " ".join(init["command"])
+    assert "mkdir -p /data/docs /data/index" in " ".join(init["command"])
 
 
 def test_the_statefulset_is_governed_by_a_headless_service(default: Rendered) -> None:

@@ -250,12 +250,10 @@ def test_a_hub_mirror_reaches_both_servers(render: Render, default: Rendered) ->
             "https://hub-mirror.example.com"
         )
         assert "RAGDOWN_HUB_URL" not in env_of(container(default.get(kind, name), "ragdown"))
-    # Models baked into an image: RAGDOWN_MODELS points there, and init-dirs leaves the root alone.
+    # Models baked into an image: RAGDOWN_MODELS points there.
     baked = render({"server": {"modelsDir": "/opt/ragdown/models"}})
-    indexer = baked.get("StatefulSet", INDEXER)
-    assert env_of(container(indexer, "ragdown"))["RAGDOWN_MODELS"] == "/opt/ragdown/models"
-    init = container(indexer, "init-dirs", "initContainers")
-    assert init["command"][-1] == "mkdir -p /data/docs /data/index"
+    for kind, name in (("StatefulSet", INDEXER), ("Deployment", READER)):
+        assert env_of(container(baked.get(kind, name), "ragdown"))["RAGDOWN_MODELS"] == "/opt/ragdown/models"
 
 
 # --- platform conventions -----------------------------------------------------------------------------------
