@@ -28,6 +28,8 @@ FULLNAME = "demo-ragdown"
 INDEXER = f"{FULLNAME}-indexer"
 READER = f"{FULLNAME}-reader"
 OPERATOR = f"{FULLNAME}-operator"
+RELEASE_JOB = f"{OPERATOR}-release"
+TEST_POD = f"{FULLNAME}-test"
 # The oldest Kubernetes the default values support (native sidecars) and the newest schema bundled.
 KUBE_VERSIONS = ["1.29", latest_version()]
 LABEL_KEYS = {
@@ -99,12 +101,14 @@ def default(render: Render) -> Rendered:
 
 
 def pod_spec(obj: Obj) -> Obj:
-    spec: Obj = obj["spec"]["template"]["spec"]
+    spec: Obj = obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
     return spec
 
 
 def workloads(rendered: Rendered) -> list[Obj]:
-    return [obj for obj in rendered.objects if obj["kind"] in {"Deployment", "StatefulSet"}]
+    """Everything that runs a pod: the servers and the operator, and the hook Job and test Pod."""
+    kinds = {"Deployment", "StatefulSet", "Job", "Pod"}
+    return [obj for obj in rendered.objects if obj["kind"] in kinds]
 
 
 def container(obj: Obj, name: str, key: str = "containers") -> Obj:
@@ -127,6 +131,12 @@ def test_every_supported_shape_has_a_ci_values_file() -> None:
         "legacy-sidecar",
         "tls-host",
         "fixed-readers",
+        "rwx",
+        "no-host-ingress",
+        "openshift",
+        "prometheusrule",
+        "query-log",
+        "platform",
     } <= set(CI_NAMES)
 
 
@@ -156,7 +166,7 @@ def test_every_object_is_valid_kubernetes(render: Render, chart: helm.Chart, nam
     objects = rendered.objects + [yaml.safe_load(crd["data"]) for crd in chart.crds]
     checked: set[str] = set()
     for obj in objects:
-        if obj["kind"] == "ServiceMonitor":
+        if obj["kind"] in {"ServiceMonitor", "PrometheusRule"}:
             continue  # no bundled schema: checked by hand below
         try:
             kubernetes_validate.validate(obj, version, strict=True)
@@ -169,6 +179,7 @@ def test_every_object_is_valid_kubernetes(render: Render, chart: helm.Chart, nam
         "Service",
         "PersistentVolumeClaim",
         "CustomResourceDefinition",
+        "Pod",
     } <= checked
 
 
@@ -179,7 +190,19 @@ def test_the_service_monitor_scrapes_indexer_readers_and_operator(render: Render
     assert monitor["metadata"]["labels"]["release"] == "prometheus"
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
     (endpoint,) = monitor["spec"]["endpoints"]
-    assert endpoint == {"port": "metrics", "path": "/metrics", "interval": "15s", "scrapeTimeout": "10s"}
+    assert endpoint == {
+        "port": "metrics",
+        "path": "/metrics",
+        "interval": "15s",
+        "scrapeTimeout": "10s",
+        # The release on every series: the dashboard's $release and the alerts select by it.
+        "relabelings": [
+            {
+                "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
+                "targetLabel": "release",
+            }
+        ],
+    }
     selector = monitor["spec"]["selector"]
     (expression,) = selector["matchExpressions"]
 
@@ -212,10 +235,20 @@ def test_readers_mount_the_claim_read_only_and_the_indexer_read_write(default: R
         (mount,) = [m for m in container(workload, "ragdown")["volumeMounts"] if m["name"] == "data"]
         assert mount == {"name": "data", "mountPath": "/data", "readOnly": read_only}
     assert indexer["spec"]["replicas"] == 1
-    assert indexer["spec"]["serviceName"] == INDEXER
     # The indexer creates docs/ and index/ on a fresh volume before the server starts.
     init = container(indexer, "init-dirs", "initContainers")
     assert "mkdir -p /data/docs /data/index" in " ".join(init["command"])
+
+
+def test_the_statefulset_is_governed_by_a_headless_service(default: Rendered) -> None:
+    indexer = default.get("StatefulSet", INDEXER)
+    headless = default.get("Service", indexer["spec"]["serviceName"])
+    assert headless["metadata"]["name"] == f"{INDEXER}-headless"
+    assert headless["spec"]["clusterIP"] == "None"
+    pod_labels = indexer["spec"]["template"]["metadata"]["labels"]
+    assert headless["spec"]["selector"].items() <= pod_labels.items()
+    # The public Service keeps a cluster IP: the Ingress and the operator go through it.
+    assert "clusterIP" not in default.get("Service", INDEXER)["spec"]
 
 
 def test_an_existing_claim_replaces_the_rendered_one(render: Render) -> None:
@@ -236,11 +269,9 @@ def test_every_container_runs_non_root_on_a_read_only_root_without_capabilities(
         spec = pod_spec(workload)
         pod_security = spec["securityContext"]
         assert pod_security["seccompProfile"] == {"type": "RuntimeDefault"}
-        assert (pod_security["runAsUser"], pod_security["runAsGroup"], pod_security["fsGroup"]) == (
-            10001,
-            10001,
-            10001,
-        )
+        ids = [pod_security.get(key) for key in ("runAsUser", "runAsGroup", "fsGroup")]
+        # OpenShift's restricted SCC assigns the ids and refuses pods that name their own.
+        assert ids == ([None] * 3 if name == "openshift" else [10001] * 3), workload["metadata"]["name"]
         containers = spec["containers"] + spec.get("initContainers", [])
         for c in containers:
             security = c["securityContext"]
@@ -249,17 +280,18 @@ def test_every_container_runs_non_root_on_a_read_only_root_without_capabilities(
             assert security["allowPrivilegeEscalation"] is False, where
             assert security["capabilities"]["drop"] == ["ALL"], where
             assert security.get("runAsNonRoot", pod_security.get("runAsNonRoot")) is True, where
+            assert "runAsUser" not in security, where
         # A read-only root needs somewhere writable for caches and temp files.
         assert {"name": "tmp", "emptyDir": {}} in spec["volumes"]
-        # Only the operator talks to the API server.
-        is_operator = workload["metadata"]["name"] == OPERATOR
+        # Only the operator (and its uninstall hook) talks to the API server.
+        is_operator = workload["metadata"]["name"] in (OPERATOR, RELEASE_JOB)
         assert spec["automountServiceAccountToken"] is is_operator
 
 
-@pytest.mark.parametrize("name", ["default", "legacy-sidecar"])
+@pytest.mark.parametrize("name", ["query-log", "legacy-sidecar"])
 def test_the_query_log_sidecar_is_native_or_legacy(render: Render, name: str) -> None:
     rendered = render(ci_values(name))
-    native = name == "default"
+    native = name == "query-log"
     for workload in (rendered.get("StatefulSet", INDEXER), rendered.get("Deployment", READER)):
         spec = pod_spec(workload)
         inits = {c["name"]: c for c in spec.get("initContainers", [])}
@@ -272,24 +304,39 @@ def test_the_query_log_sidecar_is_native_or_legacy(render: Render, name: str) ->
         server_env = env_of(plain["ragdown"])
         assert server_env["RAGDOWN_QUERY_LOG"] == "true"
         assert server_env["RAGDOWN_QUERY_LOG_FILE"] == "/var/log/ragdown/query-log.jsonl"
+        # Prompts are logged as a hash unless includePrompts says otherwise.
+        assert "RAGDOWN_QUERY_LOG_PROMPTS" not in server_env
         assert {"name": "query-log", "emptyDir": {}} in spec["volumes"]
 
 
-def test_query_log_off_renders_no_sidecar_and_no_log_env(render: Render) -> None:
-    rendered = render({"queryLog": {"enabled": False}})
-    for workload in (rendered.get("StatefulSet", INDEXER), rendered.get("Deployment", READER)):
+def test_the_query_log_is_off_by_default(default: Rendered) -> None:
+    for workload in (default.get("StatefulSet", INDEXER), default.get("Deployment", READER)):
         spec = pod_spec(workload)
         names = [c["name"] for c in spec["containers"] + spec.get("initContainers", [])]
         assert "query-log" not in names
-        assert "RAGDOWN_QUERY_LOG" not in env_of(container(workload, "ragdown"))
+        env = env_of(container(workload, "ragdown"))
+        assert not {"RAGDOWN_QUERY_LOG", "RAGDOWN_QUERY_LOG_FILE", "RAGDOWN_QUERY_LOG_PROMPTS"} & env.keys()
+        assert "query-log" not in {v["name"] for v in spec["volumes"]}
+    assert "query-log" not in default.notes
+
+
+def test_include_prompts_logs_the_prompts_themselves(render: Render) -> None:
+    rendered = render({"queryLog": {"enabled": True, "includePrompts": True}})
+    for workload in (rendered.get("StatefulSet", INDEXER), rendered.get("Deployment", READER)):
+        assert env_of(container(workload, "ragdown"))["RAGDOWN_QUERY_LOG_PROMPTS"] == "true"
+    # Without a query log there is nothing to put prompts in.
+    off = render({"queryLog": {"includePrompts": True}}).get("Deployment", READER)
+    assert "RAGDOWN_QUERY_LOG_PROMPTS" not in env_of(container(off, "ragdown"))
 
 
 def test_native_sidecars_are_refused_before_kubernetes_1_29(capfd: pytest.CaptureFixture[str]) -> None:
     # Lint runs templates in lint mode, where `fail` is logged to stderr by the library, not raised.
-    helm.lint(CHART, {}, namespace=NAMESPACE, kube_version="v1.28.0")
+    helm.lint(CHART, ci_values("query-log"), namespace=NAMESPACE, kube_version="v1.28.0")
     assert "queryLog.nativeSidecar needs Kubernetes >= 1.29" in capfd.readouterr().err
     helm.lint(CHART, ci_values("legacy-sidecar"), namespace=NAMESPACE, kube_version="v1.28.0")
-    helm.lint(CHART, {}, namespace=NAMESPACE, kube_version="v1.29.0")
+    helm.lint(CHART, ci_values("query-log"), namespace=NAMESPACE, kube_version="v1.29.0")
+    # The default (no query log) runs on the oldest Kubernetes the chart supports.
+    helm.lint(CHART, {}, namespace=NAMESPACE, kube_version="v1.27.0")
     assert "nativeSidecar" not in capfd.readouterr().err
 
 
@@ -318,6 +365,7 @@ def test_the_servers_get_their_role_paths_threads_token_and_hosts(render: Render
         assert env["RAGDOWN_THREADS"] == "2"
         assert env["XDG_CACHE_HOME"] == "/tmp/cache"
         assert env["RAGDOWN_EMBEDDER"] == "bge-small"
+        assert env["RAGDOWN_MODELS"] == "/data/models"
         assert env["RAGDOWN_TOKEN"] == {"secretKeyRef": {"name": f"{FULLNAME}-token", "key": "token"}}
         hosts = env["RAGDOWN_ALLOWED_HOSTS"].split(",")
         # The ingress host, the in-cluster Service names and the extra hosts pass MCP's rebinding check.
@@ -332,6 +380,7 @@ def test_the_servers_get_their_role_paths_threads_token_and_hosts(render: Render
     # An empty embedder value leaves the variable unset: the server picks the index's embedder.
     default_env = env_of(container(render({}).get("StatefulSet", INDEXER), "ragdown"))
     assert "RAGDOWN_EMBEDDER" not in default_env
+    assert "RAGDOWN_HUB_URL" not in default_env
     assert "ragdown.example.com" not in default_env["RAGDOWN_ALLOWED_HOSTS"]
 
 
@@ -381,6 +430,12 @@ def test_an_existing_secret_renders_no_secret_and_is_referenced(render: Render) 
         return {"secretKeyRef": {"name": "ragdown-credentials", "key": key}}
 
     for workload in workloads(rendered):
+        if workload["metadata"]["name"] == RELEASE_JOB:
+            assert "secretKeyRef" not in str(pod_spec(workload))  # it needs no token at all
+            continue
+        if workload["metadata"]["name"] == TEST_POD:
+            assert env_of(container(workload, "test")) == {"RAGDOWN_TOKEN": reference("bearer-token")}
+            continue
         name = "operator" if workload["metadata"]["name"] == OPERATOR else "ragdown"
         env = env_of(container(workload, name))
         if name == "operator":
@@ -518,9 +573,6 @@ def test_the_hpa_scales_the_readers_on_cpu(default: Rendered) -> None:
     for c in spec["containers"] + spec.get("initContainers", []):
         assert c["resources"]["requests"]["cpu"], c["name"]
     assert default.get("PodDisruptionBudget", READER)["spec"]["minAvailable"] == 1
-    term = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
-    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert "requiredDuringSchedulingIgnoredDuringExecution" not in spec["affinity"]["podAntiAffinity"]
 
 
 def test_fixed_readers_render_replicas_and_no_hpa(render: Render) -> None:
@@ -621,7 +673,7 @@ def test_the_chart_crd_is_the_repository_crd(chart: helm.Chart) -> None:
 
 def test_chart_metadata(chart: helm.Chart) -> None:
     metadata = chart.metadata
-    assert (metadata["apiVersion"], metadata["name"], metadata["version"]) == ("v2", "ragdown", "0.1.0")
+    assert (metadata["apiVersion"], metadata["name"], metadata["version"]) == ("v2", "ragdown", "0.2.0")
     assert metadata["appVersion"] == "0.1.0"
     assert metadata["kubeVersion"] == ">=1.27.0-0"
     image = container(Rendered(chart.render({}, name=RELEASE)).get("Deployment", READER), "ragdown")["image"]

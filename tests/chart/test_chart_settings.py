@@ -14,7 +14,7 @@ from pydantic import AliasChoices
 
 from ragdown.folders.settings import ServerSettings
 from ragdown_operator.settings import OperatorSettings
-from tests.chart.test_chart import CI_NAMES, Render, ci_values, pod_spec, workloads
+from tests.chart.test_chart import CI_NAMES, RELEASE, Render, ci_values, pod_spec, workloads
 
 REPO = Path(__file__).resolve().parents[2]
 # Read by libraries or the runtime, not by our settings classes.
@@ -77,10 +77,13 @@ def test_the_rendered_values_are_valid_settings(
                 patched.delenv(key)
             for key, value in env.items():
                 patched.setenv(key, value)
-            if container.get("command") == ["ragdown-operator"]:
+            command = container.get("command") or []
+            if command[:1] == ["ragdown-operator"]:  # the operator, and its uninstall hook
                 settings: Any = OperatorSettings()
-                assert settings.indexer_url.startswith("http://"), where
-                assert settings.reader_service.endswith("-reader"), where
+                assert settings.instance == RELEASE, where  # labels and finds the release's objects
+                if command == ["ragdown-operator"]:
+                    assert settings.indexer_url.startswith("http://"), where
+                    assert settings.reader_service.endswith("-reader"), where
             elif "RAGDOWN_ROLE" in env:
                 settings = ServerSettings()
                 assert settings.role in ("primary", "reader"), where

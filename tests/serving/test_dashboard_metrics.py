@@ -1,9 +1,12 @@
-"""The chart's Grafana dashboard queries only what a real `ragdown serve` exports (ARCHITECTURE §7).
+"""The chart's Grafana dashboard and alert rules query only what ragdown exports (ARCHITECTURE §7).
 
-A dashboard that names a metric or label the server does not export shows "No data" forever and
-nobody notices, so a real server process is started, called over MCP with the official client,
-and scraped; every metric name and label in the dashboard's queries is checked against that
-exposition, sample name by sample name (`ragdown_search_seconds_bucket`, not the family).
+A dashboard that names a metric or label the server does not export shows "No data" forever, and an
+alert on one never fires; nobody notices either. So a real server process is started, called over
+MCP with the official client, and scraped; the operator's metrics are read from its registry; and
+every metric name and label in the dashboard's queries and the chart's PrometheusRule is checked
+against them, sample name by sample name (`ragdown_search_seconds_bucket`, not the family). The
+`namespace` and `release` labels come from the scrape, not the process: those are the ones the
+chart's ServiceMonitor gives every series.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import httpx
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
+from ragdown_operator import metrics as operator_metrics
+from tests.chart.test_chart import CHART, NAMESPACE, RELEASE, Rendered
 from tests.serving.conftest import free_port, start_serve, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +41,14 @@ METRIC = re.compile(r"ragdown_[a-z_]+")
 SELECTOR = re.compile(r"(ragdown_[a-z_]+)\s*\{([^}]*)\}")
 MATCHER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*\"")
 GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
-LABEL_VALUES = re.compile(r"label_values\(\s*(ragdown_[a-z_]+)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
+LABEL_VALUES = re.compile(
+    r"label_values\(\s*(ragdown_[a-z_]+)\s*(?:\{[^}]*\})?\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)"
+)
+# Every ragdown name in a query, with the selector after it if any.
+SELECTED = re.compile(r"(ragdown_[a-z_]+)(\{[^}]*\})?")
+# What the Prometheus Operator puts on every series it scrapes through a ServiceMonitor.
+TARGET_LABELS = {"namespace", "service", "pod", "container", "endpoint", "job", "instance"}
+SCOPE = 'namespace="$namespace", release="$release"'
 
 
 @dataclass
@@ -83,6 +97,53 @@ def variable_queries(dashboard: dict[str, Any]) -> list[str]:
     return queries
 
 
+def render_chart(values: dict[str, Any]) -> Rendered:
+    with helm.Chart.load(CHART) as chart:
+        return Rendered(chart.render(values, name=RELEASE, namespace=NAMESPACE))
+
+
+@pytest.fixture(scope="module")
+def monitored() -> Rendered:
+    """The chart with its ServiceMonitor and PrometheusRule (every optional alert on)."""
+    values = {"metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}}}
+    values["metrics"]["prometheusRule"]["syncMaxAgeSeconds"] = 3600
+    return render_chart(values)
+
+
+def scrape_labels(rendered: Rendered) -> set[str]:
+    """Labels every scraped series carries besides its own: the Prometheus Operator's, and those the
+    chart's ServiceMonitor adds by relabeling."""
+    (monitor,) = rendered.all("ServiceMonitor")
+    added = {
+        relabel["targetLabel"]
+        for endpoint in monitor["spec"]["endpoints"]
+        for relabel in endpoint.get("relabelings", [])
+    }
+    return TARGET_LABELS | added
+
+
+def rule_exprs(rendered: Rendered) -> list[str]:
+    (rule,) = rendered.all("PrometheusRule")
+    return [r["expr"] for group in rule["spec"]["groups"] for r in group["rules"]]
+
+
+def operator_exposition() -> dict[str, set[str]]:
+    """Sample name → label names of the operator's metrics, from its registry. Most are labelled
+    and have no sample until a reconcile happens, so their label names are read from the metric
+    objects (prometheus_client keeps them in `_labelnames`)."""
+    exported: dict[str, set[str]] = {}
+    suffixes = {"counter": ("_total", "_created"), "gauge": ("",), "histogram": ("_bucket", "_sum", "_count")}
+    for collector in vars(operator_metrics).values():
+        if not isinstance(collector, MetricWrapperBase):
+            continue
+        labels = set(collector._labelnames)
+        for family in collector.describe():
+            for suffix in suffixes[family.type]:
+                exported[family.name + suffix] = labels | ({"le"} if suffix == "_bucket" else set())
+    assert exported["ragdown_operator_reconciles_total"] == {"trigger", "outcome"}
+    return exported
+
+
 def scrape(url: str) -> Exposition:
     response = httpx.get(url + "/metrics", timeout=10)
     response.raise_for_status()
@@ -111,7 +172,12 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exposition]
         wait_ready(url, process)
         anyio.run(call_tools, url)
         metrics_url = f"http://127.0.0.1:{metrics_port}"
-        wanted = {name for expr in panel_exprs(load_dashboard()) for name in METRIC.findall(expr)}
+        wanted = {
+            name
+            for expr in panel_exprs(load_dashboard())
+            for name in METRIC.findall(expr)
+            if not name.startswith("ragdown_operator_")
+        }
         # The index gauges are refreshed every few seconds, not on each scrape: wait for them.
         deadline = time.monotonic() + 60
         scraped = scrape(metrics_url)
@@ -137,8 +203,33 @@ async def call_tools(url: str) -> None:
             assert not result.is_error, result.content
 
 
-def test_every_queried_metric_is_exported(exposition: Exposition) -> None:
+def known_series(exposition: Exposition, monitored: Rendered) -> dict[str, set[str]]:
+    """Sample name → label names, as Prometheus stores them: the server's and the operator's own
+    labels, plus those the scrape adds."""
+    added = scrape_labels(monitored)
+    own = {**exposition.labels, **operator_exposition()}
+    return {name: labels | added for name, labels in own.items()}
+
+
+def missing_labels(exprs: list[str], exported: dict[str, set[str]]) -> list[str]:
+    missing = []
+    for expr in exprs:
+        for name, matchers in SELECTOR.findall(expr):
+            for label in MATCHER.findall(matchers):
+                if label not in exported.get(name, set()):
+                    missing.append(f"{name}{{{label}}} in {expr}")
+        # Every grouping label must exist on every ragdown series the expression aggregates.
+        for grouping in GROUPING.findall(expr):
+            for label in filter(None, (part.strip() for part in grouping.split(","))):
+                for name in METRIC.findall(expr):
+                    if label not in exported.get(name, set()):
+                        missing.append(f"by ({label}) over {name} in {expr}")
+    return missing
+
+
+def test_every_queried_metric_is_exported(exposition: Exposition, monitored: Rendered) -> None:
     dashboard = load_dashboard()
+    exported = known_series(exposition, monitored)
     queried = {
         name
         for query in panel_exprs(dashboard) + variable_queries(dashboard)
@@ -160,30 +251,44 @@ def test_every_queried_metric_is_exported(exposition: Exposition) -> None:
         "ragdown_build_info",
         "ragdown_admission_rejections_total",
         "ragdown_embed_queue_depth",
+        "ragdown_operator_reconciles_total",
+        "ragdown_operator_folders",
     } <= queried
-    assert sorted(queried - exposition.labels.keys()) == []
+    assert sorted(queried - exported.keys()) == []
+    alerted = {name for expr in rule_exprs(monitored) for name in METRIC.findall(expr)}
+    assert alerted == {
+        "ragdown_hook_injections_total",
+        "ragdown_hook_calls_total",
+        "ragdown_search_seconds_bucket",
+        "ragdown_last_sync_timestamp_seconds",
+        "ragdown_admission_rejections_total",
+        "ragdown_operator_reconciles_total",
+    }
+    assert sorted(alerted - exported.keys()) == []
 
 
-def test_every_queried_label_exists_on_its_metric(exposition: Exposition) -> None:
+def test_every_queried_label_exists_on_its_metric(exposition: Exposition, monitored: Rendered) -> None:
     dashboard = load_dashboard()
-    exported = exposition.labels
-    missing = []
-    for expr in panel_exprs(dashboard):
-        for name, matchers in SELECTOR.findall(expr):
-            for label in MATCHER.findall(matchers):
-                if label not in exported.get(name, set()):
-                    missing.append(f"{name}{{{label}}} in {expr}")
-        # Every grouping label must exist on every ragdown series the expression aggregates.
-        for grouping in GROUPING.findall(expr):
-            for label in filter(None, (part.strip() for part in grouping.split(","))):
-                for name in METRIC.findall(expr):
-                    if label not in exported.get(name, set()):
-                        missing.append(f"by ({label}) over {name} in {expr}")
+    exported = known_series(exposition, monitored)
+    missing = missing_labels(panel_exprs(dashboard) + rule_exprs(monitored), exported)
     for query in variable_queries(dashboard):
         for name, label in LABEL_VALUES.findall(query):
             if label not in exported.get(name, set()):
                 missing.append(f"label_values({name}, {label})")
     assert missing == []
+
+
+def test_every_panel_shows_the_chosen_namespace_and_release() -> None:
+    """Two releases (or two namespaces) in one Prometheus must never add up in one panel."""
+    dashboard = load_dashboard()
+    unscoped = [
+        f"{name} in {expr}"
+        for expr in panel_exprs(dashboard)
+        for name, selector in SELECTED.findall(expr)
+        if not selector.startswith("{" + SCOPE)
+    ]
+    assert unscoped == []
+    assert all(SCOPE in query for query in variable_queries(dashboard) if "folder)" in query)
 
 
 def test_label_parsing_sees_a_label_the_server_lacks(exposition: Exposition) -> None:
@@ -205,7 +310,15 @@ def test_dashboard_shape() -> None:
     assert variables["datasource"]["query"] == "prometheus"
     folder = variables["folder"]
     assert (folder["multi"], folder["includeAll"]) == (True, True)
-    assert variable_queries(dashboard) == ["label_values(ragdown_hook_calls_total, folder)"]
+    # One namespace and one release at a time; the folders are those of that release.
+    assert [name for name in variables if name != "datasource"] == ["namespace", "release", "folder"]
+    for name in ("namespace", "release"):
+        assert (variables[name]["multi"], variables[name]["includeAll"]) == (False, False)
+    assert variable_queries(dashboard) == [
+        "label_values(ragdown_build_info, namespace)",
+        'label_values(ragdown_build_info{namespace="$namespace"}, release)',
+        f"label_values(ragdown_hook_calls_total{{{SCOPE}}}, folder)",
+    ]
 
     panels = all_panels(dashboard)
     ids = [panel["id"] for panel in panels]
@@ -220,7 +333,8 @@ def test_dashboard_shape() -> None:
         assert panel["targets"], panel["title"]
         for target in panel["targets"]:
             assert target["datasource"] == reference, panel["title"]
-    assert variables["folder"]["datasource"] == reference
+    for name in ("namespace", "release", "folder"):
+        assert variables[name]["datasource"] == reference
 
 
 def test_the_calls_show_up_where_the_panels_look(exposition: Exposition) -> None:

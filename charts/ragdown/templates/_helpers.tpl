@@ -56,6 +56,9 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- define "ragdown.readerName" -}}
 {{- printf "%s-reader" (include "ragdown.fullname" .) }}
 {{- end }}
+{{- define "ragdown.indexerHeadlessName" -}}
+{{- printf "%s-indexer-headless" (include "ragdown.fullname" .) }}
+{{- end }}
 {{- define "ragdown.indexerInternalName" -}}
 {{- printf "%s-indexer-internal" (include "ragdown.fullname" .) }}
 {{- end }}
@@ -68,6 +71,107 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- default (printf "%s-data" (include "ragdown.fullname" .)) .Values.persistence.existingClaim }}
 {{- end }}
 
+{{/*
+"true" when the data claim is ReadWriteMany: readers may then run on any node. Otherwise the
+readers' read-only mounts of the claim only work on the node that has it attached, the indexer's.
+ReadWriteOncePod admits one pod only, so readers could never mount it.
+*/}}
+{{- define "ragdown.sharedStorage" -}}
+{{- if has "ReadWriteOncePod" .Values.persistence.accessModes }}
+{{- fail "persistence.accessModes: ReadWriteOncePod admits only the indexer, and readers mount the same claim: use ReadWriteOnce (readers on the indexer's node) or ReadWriteMany" }}
+{{- end }}
+{{- if has "ReadWriteMany" .Values.persistence.accessModes }}true{{ end }}
+{{- end }}
+
+{{/* A pod affinity term: same node as the pods of one component. Call with (dict "ctx" $ "component" "indexer"). */}}
+{{- define "ragdown.sameNodeTerm" -}}
+topologyKey: kubernetes.io/hostname
+labelSelector:
+  matchLabels:
+    {{- include "ragdown.selectorLabels" . | nindent 4 }}
+{{- end }}
+
+{{/*
+The readers' affinity: reader.affinity, plus what the storage needs. ReadWriteOnce: a required
+podAffinity to the indexer pod's node (the only node the claim can be mounted on), which caps the
+readers at what that node holds. ReadWriteMany: unless reader.affinity is given, spread readers over
+nodes when the scheduler can (preferred, never refusing to schedule one).
+*/}}
+{{- define "ragdown.readerAffinity" -}}
+{{- $affinity := deepCopy (default (dict) .Values.reader.affinity) }}
+{{- if include "ragdown.sharedStorage" . }}
+{{- if not .Values.reader.affinity }}
+{{- $term := dict "weight" 100 "podAffinityTerm" (include "ragdown.sameNodeTerm" (dict "ctx" . "component" "reader") | fromYaml) }}
+{{- $_ := set $affinity "podAntiAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list $term)) }}
+{{- end }}
+{{- else }}
+{{- $podAffinity := default (dict) $affinity.podAffinity }}
+{{- $required := default (list) $podAffinity.requiredDuringSchedulingIgnoredDuringExecution }}
+{{- $term := include "ragdown.sameNodeTerm" (dict "ctx" . "component" "indexer") | fromYaml }}
+{{- $_ := set $podAffinity "requiredDuringSchedulingIgnoredDuringExecution" (append $required $term) }}
+{{- $_ := set $affinity "podAffinity" $podAffinity }}
+{{- end }}
+{{- toYaml $affinity }}
+{{- end }}
+
+{{/*
+The indexer's affinity: indexer.affinity, plus, with ReadWriteOnce, a preference for the readers'
+node: a restarted indexer then goes back to the node that still has the claim attached for the
+readers, instead of waiting for a volume another node holds.
+*/}}
+{{- define "ragdown.indexerAffinity" -}}
+{{- $affinity := deepCopy (default (dict) .Values.indexer.affinity) }}
+{{- if not (include "ragdown.sharedStorage" .) }}
+{{- $podAffinity := default (dict) $affinity.podAffinity }}
+{{- $preferred := default (list) $podAffinity.preferredDuringSchedulingIgnoredDuringExecution }}
+{{- $term := dict "weight" 100 "podAffinityTerm" (include "ragdown.sameNodeTerm" (dict "ctx" . "component" "reader") | fromYaml) }}
+{{- $_ := set $podAffinity "preferredDuringSchedulingIgnoredDuringExecution" (append $preferred $term) }}
+{{- $_ := set $affinity "podAffinity" $podAffinity }}
+{{- end }}
+{{- with $affinity }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's topologySpreadConstraints; one without a labelSelector gets the component's pods.
+Call with (dict "ctx" $ "component" "reader" "constraints" <list>).
+*/}}
+{{- define "ragdown.topologySpreadConstraints" -}}
+{{- $constraints := list }}
+{{- range .constraints }}
+{{- $constraint := deepCopy . }}
+{{- if not $constraint.labelSelector }}
+{{- $_ := set $constraint "labelSelector" (dict "matchLabels" (include "ragdown.selectorLabels" (dict "ctx" $.ctx "component" $.component) | fromYaml)) }}
+{{- end }}
+{{- $constraints = append $constraints $constraint }}
+{{- end }}
+{{- with $constraints }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The pod security context. openshift: true leaves out the fixed ids (runAsUser, runAsGroup, fsGroup):
+OpenShift's restricted SCC assigns them from the namespace's range and refuses pods that name others.
+*/}}
+{{- define "ragdown.podSecurityContext" -}}
+{{- if .Values.openshift }}
+{{- toYaml (omit .Values.podSecurityContext "runAsUser" "runAsGroup" "fsGroup") }}
+{{- else }}
+{{- toYaml .Values.podSecurityContext }}
+{{- end }}
+{{- end }}
+
+{{/* The container security context; with openshift: true, without fixed ids (as above). */}}
+{{- define "ragdown.securityContext" -}}
+{{- if .Values.openshift }}
+{{- toYaml (omit .Values.securityContext "runAsUser" "runAsGroup") }}
+{{- else }}
+{{- toYaml .Values.securityContext }}
+{{- end }}
+{{- end }}
+
 {{/* The operator's ServiceAccount name. */}}
 {{- define "ragdown.operatorServiceAccountName" -}}
 {{- if .Values.operator.serviceAccount.create }}
@@ -77,9 +181,20 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The image reference; the tag defaults to the chart's appVersion. */}}
+{{/*
+The image reference: [registry/]repository:tag[@digest]; the tag defaults to the chart's appVersion.
+With a digest the runtime pulls by digest and the tag is only there for people reading the spec.
+*/}}
 {{- define "ragdown.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $repository := .Values.image.repository }}
+{{- with .Values.image.registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}
+{{- end }}
+{{- $reference := printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- with .Values.image.digest }}
+{{- $reference = printf "%s@%s" $reference . }}
+{{- end }}
+{{- $reference }}
 {{- end }}
 
 {{/*
@@ -109,6 +224,46 @@ adminToken
 {{- .Values.auth.existingSecretInternalKey }}
 {{- else -}}
 internalToken
+{{- end }}
+{{- end }}
+
+{{/*
+The rendered Secret's data as JSON (key: base64 value). Each token: the one given, else the one
+already in the cluster (kept across upgrades), else a new random one. Worked out once per render and
+kept on the root context (Helm shares it between templates), so the Secret and the pods'
+checksum/secret annotation see the same random tokens. Call with the root context ($).
+*/}}
+{{- define "ragdown.tokenData" -}}
+{{- if not (hasKey . "ragdownTokenData") }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "ragdown.secretName" .) }}
+{{- $data := dict }}
+{{- range $key, $given := dict "token" .Values.auth.token "adminToken" .Values.auth.adminToken "internalToken" .Values.auth.internalToken }}
+{{- if $given }}
+{{- $_ := set $data $key ($given | b64enc) }}
+{{- else if and $existing $existing.data (hasKey $existing.data $key) }}
+{{- $_ := set $data $key (index $existing.data $key) }}
+{{- else }}
+{{- $_ := set $data $key (randAlphaNum 40 | b64enc) }}
+{{- end }}
+{{- end }}
+{{- $_ := set . "ragdownTokenData" ($data | toJson) }}
+{{- end }}
+{{- index . "ragdownTokenData" }}
+{{- end }}
+
+{{/*
+Annotations of a pod template: checksum/secret (so pods roll when the chart's tokens change; an
+auth.existingSecret is not the chart's to read) and the component's own podAnnotations.
+Call with (dict "ctx" $ "annotations" <component podAnnotations>).
+*/}}
+{{- define "ragdown.podAnnotations" -}}
+{{- $annotations := deepCopy (default (dict) .annotations) }}
+{{- if not .ctx.Values.auth.existingSecret }}
+{{- $_ := set $annotations "checksum/secret" (include "ragdown.tokenData" .ctx | sha256sum) }}
+{{- end }}
+{{- with $annotations -}}
+annotations:
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 
@@ -142,13 +297,30 @@ internalToken
 {{- end }}
 
 {{/*
-Host header values MCP's DNS-rebinding check accepts: the ingress host and the in-cluster names of
-both Services (short and namespaced, any port), so in-cluster callers and the ingress both pass.
+Whether some Ingress of the release routes any Host: the base Ingress and the operator's per-folder
+ones share ingress.host, and without it they have no host rule at all.
+*/}}
+{{- define "ragdown.routesAnyHost" -}}
+{{- if and (not .Values.ingress.host) (or .Values.ingress.enabled .Values.operator.enabled) }}true{{ end }}
+{{- end }}
+
+{{/*
+Host header values the servers answer to (RAGDOWN_ALLOWED_HOSTS, serving/guard.py), derived from
+what the chart renders: "*" when an Ingress routes any Host (a Host check would refuse every
+request it forwards with 421; the server still requires a browser's Origin to be the request's own
+host), ingress.host, the host of operator.publicUrl, the in-cluster names of both Services (short
+and namespaced, any port), then server.allowedHosts.
 */}}
 {{- define "ragdown.allowedHosts" -}}
 {{- $hosts := list }}
+{{- if include "ragdown.routesAnyHost" . }}
+{{- $hosts = append $hosts "*" }}
+{{- end }}
 {{- with .Values.ingress.host }}
 {{- $hosts = append $hosts . }}
+{{- end }}
+{{- with .Values.operator.publicUrl }}
+{{- $hosts = append $hosts (urlParse .).host }}
 {{- end }}
 {{- range $service := list (include "ragdown.indexerName" .) (include "ragdown.readerName" .) }}
 {{- range $name := list $service (printf "%s.%s.svc" $service $.Release.Namespace) }}
@@ -156,7 +328,7 @@ both Services (short and namespaced, any port), so in-cluster callers and the in
 {{- end }}
 {{- end }}
 {{- $hosts = concat $hosts .Values.server.allowedHosts }}
-{{- join "," $hosts }}
+{{- join "," (uniq $hosts) }}
 {{- end }}
 
 {{/* The public URL the operator reports MCP endpoints under. */}}
@@ -213,11 +385,23 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
 {{- end }}
 - name: XDG_CACHE_HOME
   value: /tmp/cache
+# Hub models and the int8 MiniLM build: on the data claim by default, so the indexer fetches or
+# builds them once and readers read the same files through their read-only mount.
+- name: RAGDOWN_MODELS
+  value: {{ $ctx.Values.server.modelsDir | quote }}
+{{- with $ctx.Values.server.hubUrl }}
+- name: RAGDOWN_HUB_URL
+  value: {{ . | quote }}
+{{- end }}
 {{- if $ctx.Values.queryLog.enabled }}
 - name: RAGDOWN_QUERY_LOG
   value: "true"
 - name: RAGDOWN_QUERY_LOG_FILE
   value: {{ include "ragdown.queryLogFile" $ctx }}
+{{- if $ctx.Values.queryLog.includePrompts }}
+- name: RAGDOWN_QUERY_LOG_PROMPTS
+  value: "true"
+{{- end }}
 {{- end }}
 {{- with $ctx.Values.server.extraEnv }}
 {{ toYaml . }}
@@ -275,7 +459,7 @@ startupProbe:
     - --file
     - {{ include "ragdown.queryLogFile" . }}
   securityContext:
-    {{- toYaml .Values.securityContext | nindent 4 }}
+    {{- include "ragdown.securityContext" . | nindent 4 }}
   resources:
     {{- toYaml .Values.queryLog.resources | nindent 4 }}
   volumeMounts:
@@ -286,7 +470,10 @@ startupProbe:
       mountPath: /tmp
 {{- end }}
 
-{{/* Volumes of a server pod: the shared claim, /tmp, and the query log. */}}
+{{/*
+Volumes of a server pod: the shared claim, /tmp, the query log, then the component's extraVolumes.
+Call with (dict "ctx" $ "readOnly" <bool> "extra" <component extraVolumes>).
+*/}}
 {{- define "ragdown.serverVolumes" -}}
 - name: data
   persistentVolumeClaim:
@@ -298,9 +485,12 @@ startupProbe:
 - name: query-log
   emptyDir: {}
 {{- end }}
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
-{{/* Volume mounts of a server container. */}}
+{{/* Volume mounts of a server container, then the component's extraVolumeMounts. */}}
 {{- define "ragdown.serverVolumeMounts" -}}
 - name: data
   mountPath: /data
@@ -310,6 +500,9 @@ startupProbe:
 {{- if .ctx.Values.queryLog.enabled }}
 - name: query-log
   mountPath: /var/log/ragdown
+{{- end }}
+{{- with .extra }}
+{{ toYaml . }}
 {{- end }}
 {{- end }}
 
