@@ -268,3 +268,12 @@ def test_sync_failures_are_shown_only_where_the_caller_can_look(
         answer = http.post("/mcp/ops", json=listing, headers={**MCP_HEADERS, **bearer(TOKEN)})
     assert "diary" not in answer.text
     assert '\\"failed\\":[]' in answer.text
+
+
+def test_a_token_nobody_has_is_401_at_bare_mcp_too(served: Served) -> None:
+    """Root /mcp is off here: a known token is told to pick a folder, an unknown one is refused."""
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        known = http.post("/mcp", json=LIST, headers={**MCP_HEADERS, **bearer(TOKEN)})
+        unknown = http.post("/mcp", json=LIST, headers={**MCP_HEADERS, **bearer("a-token-nobody-has")})
+    assert (known.status_code, known.json()) == (404, {"error": "Pick a folder: /mcp/<folder>"})
+    assert unknown.status_code == 401

@@ -198,7 +198,10 @@ class McpRoutes:
         server: MCPServer | None = None
         if segments == []:
             if not self.settings.root_mcp:
-                await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
+                if self._unknown(access):
+                    await send_json(send, 401, {"error": "Unauthorized"})
+                else:
+                    await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
             # Checked first: a token no folder takes must not get a root server of its own.
             if access.role != "folder" or any(access.reaches(f) for f in self._mcp_folders()):
@@ -207,11 +210,7 @@ class McpRoutes:
             folder = self.folder_at(segments[0], segments[1:])
             if folder is not None and access.reaches(folder):
                 server = self.server(self.endpoint_for(folder, segments[1:]))
-        if (
-            server is None
-            and access.role == "folder"
-            and not any(access.reaches(f) for f in self._mcp_folders())
-        ):
+        if server is None and self._unknown(access):
             await send_json(send, 401, {"error": "Unauthorized"})  # a token no folder takes
             return
         if server is None:
@@ -222,6 +221,10 @@ class McpRoutes:
             return
         manager = await self.manager(server)
         await manager.handle_request(scope, receive, send)
+
+    def _unknown(self, access: Access) -> bool:
+        """A token that is neither the server's nor any MCP folder's own."""
+        return access.role == "folder" and not any(access.reaches(f) for f in self._mcp_folders())
 
     def _mcp_folders(self) -> list[Folder]:
         return [f for f in list_folders(self.engine.docs_dir) if f.mcp]

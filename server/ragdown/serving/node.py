@@ -15,6 +15,7 @@ import uvicorn
 
 from ragdown.engine import Engine
 from ragdown.folders.settings import ServerSettings
+from ragdown.indexing.meta import read_meta
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
@@ -57,6 +58,13 @@ class Node:
         """The index as the primary writes it, with the embedder it records; waits for it to exist."""
         deadline = time.monotonic() + INDEX_WAIT_S
         while True:
+            # No embedder before the primary says which: loading one first would build a model a
+            # reader (a read-only mount) cannot keep, again every half second.
+            if read_meta(self.data_dir) is None:
+                if time.monotonic() > deadline:
+                    raise IndexNotReadyError("the index does not exist yet; start the primary server first")
+                time.sleep(0.5)
+                continue
             try:
                 engine = Engine.open(
                     self.docs,
@@ -87,20 +95,25 @@ class Node:
         assert token is not None
         internal = internal_app(app.mcp, token)
         if self.settings.role == "auto":
-            self._run(uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning"))
-            # uvicorn leaves the socket open to every local user; the token guards it too.
-            self._wait_for(lambda: self.lock.socket_path.exists())
-            self.lock.socket_path.chmod(0o600)
+            server = self._run(uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning"))
+            # uvicorn leaves the socket open to every local user: owner-only once it is there (the
+            # token guards it meanwhile, and after if a filesystem will not take the mode).
+            self._wait_for(lambda: server.started, timeout_s=60.0)
+            try:
+                self.lock.socket_path.chmod(0o600)
+            except OSError as error:
+                log.warning("could not make %s owner-only: %s", self.lock.socket_path, error)
         if self.settings.internal_port:
             config = uvicorn.Config(
                 internal, host=self.settings.host, port=self.settings.internal_port, log_level="warning"
             )
             self._run(config)
 
-    def _run(self, config: uvicorn.Config) -> None:
+    def _run(self, config: uvicorn.Config) -> uvicorn.Server:
         server = uvicorn.Server(config)
         self._internal_servers.append(server)
         threading.Thread(target=server.run, name="ragdown-internal", daemon=True).start()
+        return server
 
     @staticmethod
     def _wait_for(check: Any, timeout_s: float = 10.0) -> None:
