@@ -19,6 +19,9 @@ LABEL_COMPONENT = "app.kubernetes.io/component"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_FOLDER = f"{GROUP}/folder"
 MANAGED_BY = "ragdown-operator"
+# The label and annotation keys the operator set on an object, recorded on it (JSON): a key it set
+# before and no longer wants is removed, and a key anyone else set is never touched.
+OWNED_KEYS = f"{GROUP}/owned-keys"
 
 READY = "Ready"
 SYNCED = "Synced"

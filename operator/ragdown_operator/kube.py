@@ -5,6 +5,7 @@ server and a pod's service account work the same way."""
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 import tempfile
@@ -12,6 +13,8 @@ from typing import Any
 
 import httpx
 import kopf
+
+from ragdown_operator.constants import OWNED_KEYS
 
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 
@@ -93,33 +96,24 @@ class Kube:
         return dict(response.json())
 
     async def apply_ingress(self, namespace: str, ingress: dict[str, Any]) -> str:
-        """Create the Ingress or replace it with the wanted one: "created", "updated" or "unchanged".
-        An Ingress of that name that this resource does not own is never touched (IngressConflict)."""
+        """Create the Ingress or bring the keys we own to what is wanted: "created", "updated" or
+        "unchanged". Labels and annotations someone else added (a cloud controller, a policy engine)
+        are neither compared nor touched, so a quiet resync sends nothing. An Ingress of that name
+        this resource does not own is never touched (IngressConflict)."""
         name = ingress["metadata"]["name"]
-        owner = _owner_uid(ingress)
+        ingress = with_owned_keys(ingress)
         current = await self.get_ingress(namespace, name)
         if current is None:
             response = await self._call("POST", INGRESSES.format(namespace=namespace), json=ingress)
-            if response.status_code != 409:  # 409: a create racing ours; compare and replace below
+            if response.status_code != 409:  # 409: a create racing ours; compare and patch below
                 response.raise_for_status()
                 return "created"
             current = await self.get_ingress(namespace, name) or {}
-        if owner not in _owner_uids(current):
+        if _owner_uid(ingress) not in _owner_uids(current):
             raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
-        if _same(current, ingress):
+        patch = owned_patch(current, ingress)
+        if not patch:
             return "unchanged"
-        # A merge patch from what is there to what is wanted, so a host, TLS block or annotation dropped
-        # from the settings is removed too (null deletes a key), not only what is added.
-        meta = current.get("metadata", {})
-        patch = {
-            "metadata": {
-                "labels": merge_patch(meta.get("labels") or {}, ingress["metadata"].get("labels", {})),
-                "annotations": merge_patch(
-                    meta.get("annotations") or {}, ingress["metadata"].get("annotations", {})
-                ),
-            },
-            "spec": merge_patch(current.get("spec") or {}, ingress["spec"]),
-        }
         response = await self._call(
             "PATCH",
             f"{INGRESSES.format(namespace=namespace)}/{name}",
@@ -165,13 +159,40 @@ def merge_patch(old: Any, new: Any) -> Any:
     return patch
 
 
-def _same(current: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    """Whether `current` is the wanted Ingress: the same spec, and our labels, annotations and owner.
-    The API server adds status and metadata of its own; a person's edit to the spec is drift."""
+def with_owned_keys(wanted: dict[str, Any]) -> dict[str, Any]:
+    """`wanted` with the record of the label and annotation keys it sets (OWNED_KEYS)."""
+    meta = wanted["metadata"]
+    record = {field: sorted(meta.get(field) or {}) for field in ("labels", "annotations")}
+    annotations = {**(meta.get("annotations") or {}), OWNED_KEYS: json.dumps(record, separators=(",", ":"))}
+    return {**wanted, "metadata": {**meta, "annotations": annotations}}
+
+
+def _recorded_keys(meta: dict[str, Any]) -> dict[str, list[str]]:
+    """The keys the last write recorded in OWNED_KEYS; none when absent or unreadable (an Ingress
+    written before the record existed: nothing is removed, everything wanted is set)."""
+    try:
+        record = json.loads((meta.get("annotations") or {}).get(OWNED_KEYS) or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {field: [str(key) for key in keys] for field, keys in record.items() if isinstance(keys, list)}
+
+
+def owned_patch(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch that brings what we own in `current` to `wanted` (from with_owned_keys); empty
+    when nothing of ours differs. Ours: the spec (a person's edit to it is drift), the labels and
+    annotations `wanted` sets, and those the last write recorded (removed once no longer wanted).
+    Server-side apply would track this for us, but the emulated API the tests run against has none."""
     meta, want = current.get("metadata", {}), wanted["metadata"]
-    return (
-        current.get("spec") == wanted["spec"]
-        and (meta.get("labels") or {}) == want.get("labels", {})
-        and (meta.get("annotations") or {}) == want.get("annotations", {})
-        and _owner_uids(current) == _owner_uids(wanted)
-    )
+    recorded = _recorded_keys(meta)
+    patch: dict[str, Any] = {}
+    for field in ("labels", "annotations"):
+        have, keys = meta.get(field) or {}, want.get(field) or {}
+        dropped = [key for key in recorded.get(field, []) if key in have and key not in keys]
+        changes = {key: None for key in dropped} | {k: v for k, v in keys.items() if have.get(k) != v}
+        if changes:
+            patch.setdefault("metadata", {})[field] = changes
+    if current.get("spec") != wanted["spec"]:
+        patch["spec"] = merge_patch(current.get("spec") or {}, wanted["spec"])
+    return patch

@@ -28,6 +28,9 @@ HOST = "ragdown.test"
 FOLDERS = f"/apis/ragdown.dev/v1alpha1/namespaces/{NAMESPACE}/ragdownfolders"
 INGRESSES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/ingresses"
 EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
+# The tests' own calls to the emulated API say so, to be told apart from the operator's.
+TESTS_AGENT = "ragdown-tests"
+WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 T = TypeVar("T")
 
 
@@ -204,6 +207,29 @@ class World:
 
         return await eventually(posted, f"events {wanted} on {name}", timeout=20)
 
+    def mark(self) -> int:
+        """A point in the emulated API's request log, for `writes` and `resynced`."""
+        return len(list(self.cluster))
+
+    def operator_calls(self, mark: int) -> list[tuple[str, str]]:
+        """(method, path) of every request since `mark` that did not come from the test."""
+        calls = list(self.cluster)[mark:]
+        return [(r.method.value, r.url.path) for r in calls if r.headers.get("User-Agent") != TESTS_AGENT]
+
+    def writes(self, mark: int) -> list[tuple[str, str]]:
+        """What the operators changed since `mark`: every create, patch and delete, events included."""
+        return [(method, path) for method, path in self.operator_calls(mark) if method in WRITES]
+
+    async def resynced(self, name: str, mark: int, times: int = 2) -> None:
+        """Wait until `name` was reconciled `times` times since `mark`: each reconcile reads the
+        resource's Ingress (to update or to remove it), and nothing else does."""
+        path = f"{INGRESSES}/{name}-mcp"
+
+        async def reads() -> bool:
+            return sum(1 for call in self.operator_calls(mark) if call == ("GET", path)) >= times
+
+        await eventually(reads, f"{times} reconciles of {name}")
+
     def folder_config(self, folder: str) -> dict[str, Any]:
         return dict(json.loads((self.indexer.docs / folder / ".ragdown.json").read_text(encoding="utf-8")))
 
@@ -228,7 +254,8 @@ async def world(
         operator = Operator(kube_url, indexer.url, tmp_path / "operator.log", dict(operator_env or {}))
         operator.start()
         try:
-            async with httpx.AsyncClient(base_url=kube_url, timeout=10) as kube:
+            headers = {"User-Agent": TESTS_AGENT}
+            async with httpx.AsyncClient(base_url=kube_url, timeout=10, headers=headers) as kube:
                 yield World(cluster, kube, indexer, operator)
         finally:
             operator.stop()

@@ -8,6 +8,7 @@ import ssl
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import kopf
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from ragdown.folders.manage import FOLDER_TOOLS
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import client_for
+from ragdown_operator.kube import client_for, owned_patch, with_owned_keys
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -110,6 +111,40 @@ def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
     assert "host" not in bare["spec"]["rules"][0]
     assert "ingressClassName" not in bare["spec"]
     assert "tls" not in bare["spec"]
+
+
+def test_only_the_keys_the_operator_set_are_compared_and_patched() -> None:
+    def wanted(annotations: str) -> dict[str, Any]:  # as the environment gives them
+        settings = OperatorSettings.model_validate({"ingress_annotations": annotations})
+        return with_owned_keys(folder_ingress("work", "work", settings))
+
+    written = wanted('{"ours": "1", "dropped": "x"}')
+    assert owned_patch(written, written) == {}
+    meta = written["metadata"]
+    current = {
+        **written,
+        "metadata": {
+            **meta,
+            "labels": {**meta["labels"], "theirs": "a"},
+            "annotations": {**meta["annotations"], "their/note": "b"},
+        },
+        "status": {"loadBalancer": {}},
+    }
+    assert owned_patch(current, written) == {}  # someone else's keys and the status: not ours
+    now = wanted('{"ours": "2"}')
+    record = now["metadata"]["annotations"]["ragdown.dev/owned-keys"]
+    assert owned_patch(current, now) == {
+        "metadata": {"annotations": {"dropped": None, "ours": "2", "ragdown.dev/owned-keys": record}}
+    }
+    edited = {**current, "spec": {**current["spec"], "ingressClassName": "other"}}
+    assert owned_patch(edited, now)["spec"] == {"ingressClassName": None}  # a person's edit is drift
+    # Written before the record existed: what is wanted is set, nothing is removed.
+    old = {"dropped": "x", "ours": "1", "ragdown.dev/folder": "work"}
+    legacy = {**current, "metadata": {**current["metadata"], "annotations": old}}
+    assert owned_patch(legacy, now)["metadata"]["annotations"] == {
+        "ours": "2",
+        "ragdown.dev/owned-keys": record,
+    }
 
 
 def test_settings_refuse_what_would_break_later() -> None:

@@ -1,0 +1,71 @@
+"""The operator beside everything else in a real cluster, as a process against the emulated API: other
+controllers' keys on its Ingresses, resyncs that change nothing and so write nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.operator.harness import INGRESSES, World, eventually, world
+
+pytestmark = pytest.mark.anyio
+
+WORK = {"title": "Work notes", "mcp": True}
+OURS = {"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}
+# What a cloud load-balancer controller and a policy engine add to any Ingress.
+THEIR_LABELS = {"policy.example/team": "docs"}
+THEIR_ANNOTATIONS = {"alb.ingress.kubernetes.io/scheme": "internal"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def quiet(w: World, name: str, *events: str) -> int:
+    """A mark in the request log once `name` is reconciled, its events are posted and one more resync
+    has run (kopf's own bookkeeping patches after a change are behind it)."""
+    await w.settled(name)
+    await w.event_reasons(name, *events)
+    await w.resynced(name, w.mark(), times=1)
+    return w.mark()
+
+
+async def test_other_controllers_keys_stay_and_a_quiet_resync_writes_nothing(tmp_path: Path) -> None:
+    env = {"RAGDOWN_OPERATOR_INGRESS_ANNOTATIONS": json.dumps(OURS)}
+    async with world(tmp_path, operator_env=env) as w:
+        await w.apply("work", WORK)
+        await quiet(w, "work", "FolderCreated", "RouteCreated")
+        theirs = {"metadata": {"labels": THEIR_LABELS, "annotations": THEIR_ANNOTATIONS}}
+        edited = await w.kube.patch(
+            f"{INGRESSES}/work-mcp",
+            content=json.dumps(theirs),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        edited.raise_for_status()
+        mark = w.mark()
+        await w.resynced("work", mark)
+        assert w.writes(mark) == []  # no patch of the Ingress, no status patch, no event
+        ingress = await w.ingress("work-mcp")
+        assert ingress is not None
+        meta = ingress["metadata"]
+        assert THEIR_LABELS.items() <= meta["labels"].items()
+        assert (THEIR_ANNOTATIONS | OURS).items() <= meta["annotations"].items()
+
+        # The chart drops its annotation: the operator removes what it had set, and only that.
+        w.operator.stop()
+        w.operator.extra_env["RAGDOWN_OPERATOR_INGRESS_ANNOTATIONS"] = "{}"
+        w.operator.start()
+
+        async def dropped() -> dict[str, object] | None:
+            found = await w.ingress("work-mcp")
+            annotations = (found or {}).get("metadata", {}).get("annotations") or {}
+            return found if found and not OURS.keys() & annotations.keys() else None
+
+        meta = (await eventually(dropped, "the operator's annotation to be removed"))["metadata"]
+        assert THEIR_LABELS.items() <= meta["labels"].items()
+        assert THEIR_ANNOTATIONS.items() <= meta["annotations"].items()
+        assert meta["labels"]["app.kubernetes.io/managed-by"] == "ragdown-operator"
+        assert meta["annotations"]["ragdown.dev/folder"] == "work"
