@@ -69,3 +69,25 @@ async def test_other_controllers_keys_stay_and_a_quiet_resync_writes_nothing(tmp
         assert THEIR_ANNOTATIONS.items() <= meta["annotations"].items()
         assert meta["labels"]["app.kubernetes.io/managed-by"] == "ragdown-operator"
         assert meta["annotations"]["ragdown.dev/folder"] == "work"
+
+
+async def test_status_is_patched_only_when_it_changes(tmp_path: Path) -> None:
+    async with world(tmp_path) as w:
+        await w.apply("work", {"mcp": False})
+        mark = await quiet(w, "work", "FolderCreated")
+        before = (await w.get("work") or {})["status"]
+        await w.resynced("work", mark)
+        assert w.writes(mark) == []
+        assert (await w.get("work") or {})["status"] == before
+
+        # A new document changes the counts and the Synced message, not a condition's status: the
+        # counts are patched, and no lastTransitionTime moves.
+        (w.indexer.docs / "work" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+
+        async def counted() -> dict[str, object] | None:
+            status = (await w.get("work") or {})["status"]
+            return status if status.get("files") == 1 else None
+
+        after = await eventually(counted, "the new document to be counted")
+        times = {c["type"]: c["lastTransitionTime"] for c in before["conditions"]}
+        assert {c["type"]: c["lastTransitionTime"] for c in after["conditions"]} == times  # type: ignore[attr-defined]
