@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from typing import Any, NoReturn
 
 import httpx
 import kopf
 
-from ragdown_operator import metrics
+from ragdown_operator import kopf_config, metrics
 from ragdown_operator.constants import (
-    FINALIZER,
     GROUP,
-    PERSISTENCE_PREFIX,
     PLURAL,
     ROUTED,
     SYNCED,
@@ -60,16 +57,7 @@ def indexer_answered(reachable: bool) -> None:
 
 @kopf.on.startup()
 async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PERSISTENCE_PREFIX)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=PERSISTENCE_PREFIX, key="last-handled-configuration"
-    )
-    settings.persistence.finalizer = FINALIZER
-    # One known namespace and one known CRD: no listing of namespaces or CRDs, so the Role needs no
-    # cluster-wide read rights.
-    settings.scanning.disabled = True
-    # Events on the resource come from what we did (kopf.info/warn below), not from every log line.
-    settings.posting.level = logging.WARNING
+    kopf_config.configure(settings, CONFIG)
     metrics.serve(CONFIG.metrics_port)
 
 

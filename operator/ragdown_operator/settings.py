@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -32,6 +32,16 @@ class OperatorSettings(BaseSettings):
     resync_s: float = Field(default=60.0, gt=0, description="how often drift is repaired, counts refreshed")
     retry_s: float = Field(default=10.0, gt=0, description="first retry delay while the indexer is down")
     request_timeout_s: float = Field(default=30.0, gt=0)
+    # Whole seconds: the API server reads `timeoutSeconds` as an integer ("300.0" is refused).
+    watch_server_timeout_s: int = Field(
+        default=300, ge=1, description="the API server ends a watch after this"
+    )
+    watch_client_timeout_s: float = Field(
+        default=330.0,
+        gt=0,
+        description="a watch still open this long (silent behind a proxy) is cut and reopened",
+    )
+    watch_connect_timeout_s: float = Field(default=30.0, gt=0, description="to open a watch")
     kube_url: str = Field(
         default="", description="the Kubernetes API for tests and local runs; empty: in-cluster or kubeconfig"
     )
@@ -54,6 +64,15 @@ class OperatorSettings(BaseSettings):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
+
+    @field_validator("watch_client_timeout_s")
+    @classmethod
+    def _client_outlasts_server(cls, value: float, info: ValidationInfo) -> float:
+        # Cut by the client first, every watch would end in an error instead of the server's clean end.
+        server = info.data.get("watch_server_timeout_s")
+        if server is not None and value <= server:
+            raise ValueError(f"must be longer than RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S ({server})")
+        return value
 
     def endpoint_base(self) -> str:
         """Where agents reach the ingress: `public_url`, else the host (https with a TLS secret)."""

@@ -181,7 +181,7 @@ class World:
                 return dict(condition)
         return None
 
-    async def settled(self, name: str) -> dict[str, Any]:
+    async def settled(self, name: str, timeout: float = 60.0) -> dict[str, Any]:
         """The resource once Ready=True for its current generation."""
 
         async def ready() -> dict[str, Any] | None:
@@ -191,7 +191,7 @@ class World:
             ok = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions", []))
             return found if ok and status.get("observedGeneration") == generation else None
 
-        return await eventually(ready, f"{name} to be Ready")
+        return await eventually(ready, f"{name} to be Ready", timeout)
 
     def events(self, name: str) -> list[dict[str, Any]]:
         """Events the operator posted about `name`, from everything the emulated API received."""

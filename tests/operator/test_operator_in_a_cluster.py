@@ -1,5 +1,6 @@
 """The operator beside everything else in a real cluster, as a process against the emulated API: other
-controllers' keys on its Ingresses, resyncs that change nothing and so write nothing."""
+controllers' keys on its Ingresses, resyncs that change nothing and so write nothing, watches that a
+load balancer silences."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.operator.harness import INGRESSES, World, eventually, world
+from tests.operator.harness import FOLDERS, INGRESSES, World, eventually, world
 
 pytestmark = pytest.mark.anyio
 
@@ -91,3 +92,23 @@ async def test_status_is_patched_only_when_it_changes(tmp_path: Path) -> None:
         after = await eventually(counted, "the new document to be counted")
         times = {c["type"]: c["lastTransitionTime"] for c in before["conditions"]}
         assert {c["type"]: c["lastTransitionTime"] for c in after["conditions"]} == times  # type: ignore[attr-defined]
+
+
+async def test_a_watch_gone_silent_is_reopened(tmp_path: Path) -> None:
+    env = {"RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S": "1", "RAGDOWN_OPERATOR_WATCH_CLIENT_TIMEOUT_S": "2"}
+    async with world(tmp_path, operator_env=env) as w:
+
+        def watches() -> list[dict[str, str]]:
+            return [r.params for r in w.cluster if r.url.path == FOLDERS and r.params.get("watch") == "true"]
+
+        async def watching() -> bool:
+            return bool(watches())
+
+        await eventually(watching, "the operator to watch RagdownFolders")
+        w.cluster.silence_watches()
+        await w.apply("work", WORK)
+        # Far sooner than kopf's own 70 s without events (a real API server sends bookmarks; no
+        # proxy-dropped stream does): the client timeout cut the silent watch and a new one saw it.
+        await w.settled("work", timeout=30)
+        assert len(watches()) >= 2
+        assert {params.get("timeoutSeconds") for params in watches()} == {"1"}  # whole seconds

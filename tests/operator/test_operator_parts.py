@@ -14,6 +14,7 @@ import kopf
 import pytest
 
 from ragdown.folders.manage import FOLDER_TOOLS
+from ragdown_operator import kopf_config
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
 from ragdown_operator.kube import client_for, owned_patch, with_owned_keys
@@ -145,6 +146,18 @@ def test_only_the_keys_the_operator_set_are_compared_and_patched() -> None:
         "ours": "2",
         "ragdown.dev/owned-keys": record,
     }
+
+
+def test_kopf_runs_with_watch_timeouts() -> None:
+    settings = kopf.OperatorSettings()
+    kopf_config.configure(settings, OperatorSettings())
+    watching = settings.watching
+    assert (watching.server_timeout, watching.client_timeout, watching.connect_timeout) == (300, 330.0, 30.0)
+    kopf_config.configure(settings, OperatorSettings(watch_server_timeout_s=50, watch_client_timeout_s=60))
+    assert (watching.server_timeout, watching.client_timeout) == (50, 60.0)
+    assert settings.persistence.finalizer == "ragdown.dev/finalizer"
+    with pytest.raises(ValueError, match="longer than RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S"):
+        OperatorSettings(watch_server_timeout_s=60, watch_client_timeout_s=60)
 
 
 def test_settings_refuse_what_would_break_later() -> None:
