@@ -3,6 +3,7 @@
 - create / update / resume: reconcile now;
 - a timer: reconcile every RAGDOWN_OPERATOR_RESYNC_S, which repairs drift and refreshes counts;
 - delete (kopf's finalizer): apply `deletionPolicy`;
+- only this release's resources (instance.py: the `ragdown.dev/instance` label);
 - an unreachable indexer is `TemporaryError` with exponential backoff; an invalid spec is
   `PermanentError` with a status message (retried only when the spec changes).
 Configuration is read once, when this module is imported (by `main`).
@@ -18,7 +19,7 @@ from typing import Any, NoReturn
 import httpx
 import kopf
 
-from ragdown_operator import kopf_config, metrics
+from ragdown_operator import instance, kopf_config, metrics
 from ragdown_operator.constants import (
     GROUP,
     PLURAL,
@@ -176,15 +177,28 @@ def stop(
     raise kopf.TemporaryError(f"{failed.reason}: {failed.message}", delay=backoff(retry))
 
 
-@kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume")
-@kopf.on.create(GROUP, VERSION, PLURAL, id="reconcile-on-create")
-@kopf.on.update(GROUP, VERSION, PLURAL, id="reconcile-on-update", field="spec")
+def claimed(labels: kopf.Labels, annotations: kopf.Annotations, **_: Any) -> bool:
+    """Every handler's filter: only this release's RagdownFolders (instance.py)."""
+    return instance.claims(labels, annotations, CONFIG)
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume", when=claimed)
+@kopf.on.create(GROUP, VERSION, PLURAL, id="reconcile-on-create", when=claimed)
+@kopf.on.update(GROUP, VERSION, PLURAL, id="reconcile-on-update", field="spec", when=claimed)
 async def reconcile_on_change(body: kopf.Body, patch: kopf.Patch, retry: int, **_: Any) -> None:
     async with lock_for(body):
         await run(body, patch, retry, "change")
 
 
-@kopf.timer(GROUP, VERSION, PLURAL, id="resync", interval=CONFIG.resync_s, initial_delay=CONFIG.resync_s)
+@kopf.timer(
+    GROUP,
+    VERSION,
+    PLURAL,
+    id="resync",
+    interval=CONFIG.resync_s,
+    initial_delay=CONFIG.resync_s,
+    when=claimed,
+)
 async def resync(body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
     """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts."""
     async with lock_for(body):
@@ -195,7 +209,7 @@ async def resync(body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
             await run(body, patch, int(kwargs.get("retry") or 0), "timer")
 
 
-@kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy")
+@kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy", when=claimed)
 async def apply_deletion_policy(body: kopf.Body, retry: int, **_: Any) -> None:
     """Retain: the documents stay and MCP is turned off. Delete: the folder is removed. Either way
     the route goes first, so agents lose access before anything else changes."""

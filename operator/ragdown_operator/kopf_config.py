@@ -7,7 +7,7 @@ import logging
 
 import kopf
 
-from ragdown_operator.constants import FINALIZER, PERSISTENCE_PREFIX
+from ragdown_operator.constants import PERSISTENCE_PREFIX, finalizer_for
 from ragdown_operator.settings import OperatorSettings
 
 
@@ -16,7 +16,7 @@ def configure(settings: kopf.OperatorSettings, config: OperatorSettings) -> None
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=PERSISTENCE_PREFIX, key="last-handled-configuration"
     )
-    settings.persistence.finalizer = FINALIZER
+    settings.persistence.finalizer = finalizer_for(config.instance)
     # One known namespace and one known CRD: no listing of namespaces or CRDs, so the Role needs no
     # cluster-wide read rights.
     settings.scanning.disabled = True

@@ -14,7 +14,13 @@ from typing import Any
 import httpx
 import kopf
 
-from ragdown_operator.constants import OWNED_KEYS
+from ragdown_operator.constants import (
+    INSTANCE_LABEL,
+    LABEL_INSTANCE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
+    OWNED_KEYS,
+)
 
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 
@@ -66,8 +72,8 @@ def client_for(info: kopf.ConnectionInfo, timeout_s: float) -> httpx.AsyncClient
 class Kube:
     """Ingress calls in one namespace; 404 reads as None, 409 on create as "exists"."""
 
-    def __init__(self) -> None:
-        self._http: httpx.AsyncClient | None = None
+    def __init__(self, http: httpx.AsyncClient | None = None) -> None:
+        self._http = http  # set at login (use_connection), or given (tests)
 
     def use_connection(self, info: kopf.ConnectionInfo, timeout_s: float = 30.0) -> None:
         self._http = client_for(info, timeout_s)
@@ -99,7 +105,7 @@ class Kube:
         """Create the Ingress or bring the keys we own to what is wanted: "created", "updated" or
         "unchanged". Labels and annotations someone else added (a cloud controller, a policy engine)
         are neither compared nor touched, so a quiet resync sends nothing. An Ingress of that name
-        this resource does not own is never touched (IngressConflict)."""
+        this resource does not own, or another release made, is never touched (IngressConflict)."""
         name = ingress["metadata"]["name"]
         ingress = with_owned_keys(ingress)
         current = await self.get_ingress(namespace, name)
@@ -111,6 +117,13 @@ class Kube:
             current = await self.get_ingress(namespace, name) or {}
         if _owner_uid(ingress) not in _owner_uids(current):
             raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
+        labels = current.get("metadata", {}).get("labels") or {}
+        theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
+        if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
+            raise IngressConflict(
+                f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
+                f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
+            )
         patch = owned_patch(current, ingress)
         if not patch:
             return "unchanged"

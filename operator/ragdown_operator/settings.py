@@ -21,7 +21,15 @@ class OperatorSettings(BaseSettings):
         description="the indexer's admin token, for its /api (the chart's Secret; never the agents' token)",
     )
     namespace: str = Field(default="default", description="the namespace watched (the release's)")
-    instance: str = Field(default="ragdown", description="the Helm release: labels the Ingresses")
+    instance: str = Field(
+        default="ragdown",
+        max_length=53,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="the Helm release: which RagdownFolders are ours (instance.py); labels the Ingresses",
+    )
+    claim_unlabelled: bool = Field(
+        default=True, description="reconcile RagdownFolders without a ragdown.dev/instance label too"
+    )
     reader_service: str = Field(default="ragdown-reader", description="the Service MCP routes go to")
     reader_port: int = Field(default=3000, ge=1, le=65535)
     ingress_class: str = Field(default="", description="ingressClassName of MCP Ingresses; empty: default")

@@ -144,11 +144,13 @@ class World:
     indexer: Indexer
     operator: Operator
 
-    async def apply(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    async def apply(
+        self, name: str, spec: dict[str, Any], labels: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         body = {
             "apiVersion": "ragdown.dev/v1alpha1",
             "kind": "RagdownFolder",
-            "metadata": {"name": name, "namespace": NAMESPACE},
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels or {}},
             "spec": spec,
         }
         response = await self.kube.post(FOLDERS, json=body)
@@ -207,6 +209,9 @@ class World:
 
         return await eventually(posted, f"events {wanted} on {name}", timeout=20)
 
+    async def finalizers(self, name: str) -> list[str]:
+        return list(((await self.get(name)) or {}).get("metadata", {}).get("finalizers") or [])
+
     def mark(self) -> int:
         """A point in the emulated API's request log, for `writes` and `resynced`."""
         return len(list(self.cluster))
@@ -262,3 +267,28 @@ async def world(
             indexer.stop()
             log = (tmp_path / "operator.log").read_text(encoding="utf-8", errors="replace")
             print(log[-6000:])
+
+
+@asynccontextmanager
+async def another_release(
+    w: World, tmp_path: Path, instance: str, env: dict[str, str]
+) -> AsyncIterator[Indexer]:
+    """A second release in the same namespace: its own indexer and operator, against `w`'s API."""
+    root = tmp_path / instance
+    (root / "docs").mkdir(parents=True)
+    indexer = Indexer(root / "docs", root / "data")
+    indexer.start()
+    overrides = {
+        "RAGDOWN_OPERATOR_INSTANCE": instance,
+        "RAGDOWN_OPERATOR_READER_SERVICE": f"{instance}-ragdown-reader",
+    }
+    operator = Operator(w.operator.kube_url, indexer.url, root / "operator.log", {**overrides, **env})
+    try:
+        await indexer.ready()
+        operator.start()
+        yield indexer
+    finally:
+        operator.stop()
+        indexer.stop()
+        if operator.log.exists():
+            print(operator.log.read_text(encoding="utf-8", errors="replace")[-4000:])

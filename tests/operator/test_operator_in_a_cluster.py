@@ -1,6 +1,6 @@
 """The operator beside everything else in a real cluster, as a process against the emulated API: other
 controllers' keys on its Ingresses, resyncs that change nothing and so write nothing, watches that a
-load balancer silences."""
+load balancer silences, and another release in the same namespace."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.operator.harness import FOLDERS, INGRESSES, World, eventually, world
+from tests.operator.harness import FOLDERS, INGRESSES, World, another_release, eventually, world
 
 pytestmark = pytest.mark.anyio
 
 WORK = {"title": "Work notes", "mcp": True}
+INSTANCE = "ragdown.dev/instance"
 OURS = {"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}
 # What a cloud load-balancer controller and a policy engine add to any Ingress.
 THEIR_LABELS = {"policy.example/team": "docs"}
@@ -112,3 +113,35 @@ async def test_a_watch_gone_silent_is_reopened(tmp_path: Path) -> None:
         await w.settled("work", timeout=30)
         assert len(watches()) >= 2
         assert {params.get("timeoutSeconds") for params in watches()} == {"1"}  # whole seconds
+
+
+async def test_two_releases_in_one_namespace_each_reconcile_their_own(tmp_path: Path) -> None:
+    """rd (the harness's operator) claims unlabelled resources, as by default; rd2 is told not to."""
+    unclaimed = {"RAGDOWN_OPERATOR_CLAIM_UNLABELLED": "false"}
+    async with world(tmp_path) as w, another_release(w, tmp_path, "rd2", unclaimed) as rd2:
+        await w.apply("work", WORK, labels={INSTANCE: "rd"})
+        await w.apply("team", WORK, labels={INSTANCE: "rd2"})
+        await w.apply("plain", {"mcp": False})
+        for name in ("work", "team", "plain"):
+            await w.settled(name)
+        mark = w.mark()
+        for name in ("work", "team", "plain"):
+            await w.resynced(name, mark)  # each operator has been through its resources twice since
+        assert sorted(p.name for p in w.indexer.docs.iterdir()) == ["plain", "work"]
+        assert sorted(p.name for p in rd2.docs.iterdir()) == ["team"]
+        assert await w.finalizers("work") == await w.finalizers("plain") == ["ragdown.dev/finalizer-rd"]
+        assert await w.finalizers("team") == ["ragdown.dev/finalizer-rd2"]
+        route = await w.ingress("team-mcp")
+        assert route is not None
+        assert route["metadata"]["labels"]["app.kubernetes.io/instance"] == "rd2"
+        backend = route["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+        assert backend["service"]["name"] == "rd2-ragdown-reader"
+
+        await w.delete("team")  # rd2's operator applies the deletion policy on rd2's indexer
+        await eventually(lambda: _gone(w, "team"), "team to be released")
+        assert json.loads((rd2.docs / "team" / ".ragdown.json").read_text(encoding="utf-8"))["mcp"] is False
+        assert await w.finalizers("work") == ["ragdown.dev/finalizer-rd"]
+
+
+async def _gone(w: World, name: str) -> bool:
+    return await w.get(name) is None

@@ -3,6 +3,7 @@ and how conditions move."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import ssl
 import subprocess
@@ -10,14 +11,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 import kopf
 import pytest
 
 from ragdown.folders.manage import FOLDER_TOOLS
-from ragdown_operator import kopf_config
+from ragdown_operator import instance, kopf_config
+from ragdown_operator.constants import finalizer_for
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import client_for, owned_patch, with_owned_keys
+from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_patch, with_owned_keys
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -155,9 +158,51 @@ def test_kopf_runs_with_watch_timeouts() -> None:
     assert (watching.server_timeout, watching.client_timeout, watching.connect_timeout) == (300, 330.0, 30.0)
     kopf_config.configure(settings, OperatorSettings(watch_server_timeout_s=50, watch_client_timeout_s=60))
     assert (watching.server_timeout, watching.client_timeout) == (50, 60.0)
-    assert settings.persistence.finalizer == "ragdown.dev/finalizer"
+    assert settings.persistence.finalizer == "ragdown.dev/finalizer-ragdown"
     with pytest.raises(ValueError, match="longer than RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S"):
         OperatorSettings(watch_server_timeout_s=60, watch_client_timeout_s=60)
+
+
+def test_a_release_claims_its_own_resources_and_by_default_the_unlabelled() -> None:
+    rd, rd2 = OperatorSettings(instance="rd"), OperatorSettings(instance="rd2", claim_unlabelled=False)
+    ours, theirs = {"ragdown.dev/instance": "rd"}, {"ragdown.dev/instance": "rd2"}
+    assert instance.claims(ours, {}, rd)
+    assert not instance.claims(theirs, {}, rd)
+    assert instance.claims(theirs, {}, rd2)
+    assert instance.claims({}, {}, rd)
+    assert not instance.claims({}, {}, rd2)
+    released = {"ragdown.dev/released": "rd"}  # release-all let go of it: until rd's operator restarts
+    assert not instance.claims(ours, released, rd)
+    assert not instance.claims({}, released, rd)
+    assert instance.claims(theirs, released, rd2)
+    for name in ("", "Rd", "rd_2", "-rd", "r" * 54):
+        with pytest.raises(ValueError, match="instance"):
+            OperatorSettings(instance=name)
+    assert len(finalizer_for("r" * 53).split("/")[1]) == 63  # the most a finalizer's name part may hold
+
+
+def test_an_ingress_another_release_made_for_the_same_resource_is_not_taken_over() -> None:
+    """Two releases that both claim an unlabelled resource: the second one's route is refused, not a
+    patch back and forth every resync."""
+    owner = {
+        "apiVersion": "ragdown.dev/v1alpha1",
+        "kind": "RagdownFolder",
+        "metadata": {"name": "work", "uid": "u1"},
+    }
+    theirs = folder_ingress("work", "work", OperatorSettings(instance="rd2"))
+    kopf.adopt(theirs, owner=owner)
+    sent: list[str] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        sent.append(request.method)
+        return httpx.Response(200, json=theirs)
+
+    kube = Kube(httpx.AsyncClient(base_url="http://api", transport=httpx.MockTransport(api)))
+    ours = folder_ingress("work", "work", OperatorSettings(instance="rd"))
+    kopf.adopt(ours, owner=owner)
+    with pytest.raises(IngressConflict, match="routes for release rd2"):
+        asyncio.run(kube.apply_ingress("team", ours))
+    assert sent == ["GET"]
 
 
 def test_settings_refuse_what_would_break_later() -> None:
