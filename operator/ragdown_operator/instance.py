@@ -24,9 +24,12 @@ from ragdown_operator.constants import INSTANCE_LABEL, RELEASED
 from ragdown_operator.settings import OperatorSettings
 
 
-def claims(labels: Mapping[str, str], annotations: Mapping[str, str], settings: OperatorSettings) -> bool:
-    """Whether this operator reconciles a resource with these labels and annotations."""
-    if annotations.get(RELEASED) == settings.instance:
-        return False
+def belongs(labels: Mapping[str, str], settings: OperatorSettings) -> bool:
+    """Whether a resource with these labels is this release's (released or not)."""
     owner = labels.get(INSTANCE_LABEL)
     return owner == settings.instance if owner else settings.claim_unlabelled
+
+
+def claims(labels: Mapping[str, str], annotations: Mapping[str, str], settings: OperatorSettings) -> bool:
+    """Whether this operator reconciles a resource with these labels and annotations."""
+    return belongs(labels, settings) and annotations.get(RELEASED) != settings.instance

@@ -1,4 +1,5 @@
-"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses.
+"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses;
+list RagdownFolders and edit their metadata (release.py).
 
 It uses the credentials kopf logged in with (`use_connection`), so tests against an emulated API
 server and a pod's service account work the same way."""
@@ -9,20 +10,26 @@ import json
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import kopf
 
 from ragdown_operator.constants import (
+    GROUP,
     INSTANCE_LABEL,
     LABEL_INSTANCE,
     LABEL_MANAGED_BY,
     MANAGED_BY,
     OWNED_KEYS,
+    PLURAL,
+    VERSION,
 )
 
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
+FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
+EDIT_ATTEMPTS = 5
 
 
 class KubeUnavailable(Exception):  # noqa: N818
@@ -67,6 +74,15 @@ def client_for(info: kopf.ConnectionInfo, timeout_s: float) -> httpx.AsyncClient
     return httpx.AsyncClient(
         base_url=info.server, headers=headers, verify=verify, auth=auth, timeout=timeout_s
     )
+
+
+def connection_info(
+    kube_url: str, namespace: str, settings: kopf.OperatorSettings
+) -> kopf.ConnectionInfo | None:
+    """An explicit API URL (tests, local runs), else the pod's service account, else a kubeconfig."""
+    if kube_url:
+        return kopf.ConnectionInfo(server=kube_url, default_namespace=namespace)
+    return kopf.login_with_service_account(settings=settings) or kopf.login_with_kubeconfig(settings=settings)
 
 
 class Kube:
@@ -146,6 +162,45 @@ class Kube:
             return False
         response.raise_for_status()
         return True
+
+    async def folders(self, namespace: str) -> list[dict[str, Any]]:
+        """Every RagdownFolder in the namespace; none when the CRD is gone."""
+        response = await self._call("GET", FOLDERS.format(namespace=namespace))
+        if response.status_code == 404:
+            return []
+        response.raise_for_status()
+        return [dict(item) for item in response.json().get("items") or []]
+
+    async def edit_folder(
+        self, namespace: str, name: str, edit: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    ) -> bool:
+        """Apply the JSON-patch operations `edit` makes of the resource as it is now, on condition that
+        it has not changed since it was read (kopf edits the same lists); read again and retry if it
+        has. False when there was nothing to do: the resource is gone, or `edit` asked for nothing."""
+        url = f"{FOLDERS.format(namespace=namespace)}/{name}"
+        for _ in range(EDIT_ATTEMPTS):
+            response = await self._call("GET", url)
+            if response.status_code == 404:
+                return False
+            response.raise_for_status()
+            current = response.json()
+            operations = edit(current)
+            if not operations:
+                return False
+            version = current.get("metadata", {}).get("resourceVersion")
+            guard = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}]
+            response = await self._call(
+                "PATCH",
+                url,
+                content=json.dumps(guard + operations),
+                headers={"Content-Type": "application/json-patch+json"},
+            )
+            if response.status_code == 404:
+                return False
+            if response.status_code not in (409, 422):  # changed since read: again
+                response.raise_for_status()
+                return True
+        raise KubeUnavailable(f"RagdownFolder {name} changed under every attempt to edit it: try again")
 
 
 class IngressConflict(Exception):  # noqa: N818

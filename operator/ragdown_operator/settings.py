@@ -39,6 +39,11 @@ class OperatorSettings(BaseSettings):
     public_url: str = Field(default="", description="base of status.endpoint; default from host and TLS")
     resync_s: float = Field(default=60.0, gt=0, description="how often drift is repaired, counts refreshed")
     retry_s: float = Field(default=10.0, gt=0, description="first retry delay while the indexer is down")
+    deletion_timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="how long a deleted resource waits for the indexer before it goes anyway",
+    )
     request_timeout_s: float = Field(default=30.0, gt=0)
     # Whole seconds: the API server reads `timeoutSeconds` as an integer ("300.0" is refused).
     watch_server_timeout_s: int = Field(

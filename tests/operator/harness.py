@@ -111,8 +111,8 @@ class Operator:
     metrics_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
-        env = {
+    def env(self) -> dict[str, str]:
+        return {
             **os.environ,
             "RAGDOWN_OPERATOR_KUBE_URL": self.kube_url,
             "RAGDOWN_OPERATOR_INDEXER_URL": self.indexer_url,
@@ -128,10 +128,35 @@ class Operator:
             "RAGDOWN_OPERATOR_METRICS_PORT": str(self.metrics_port),
             **self.extra_env,
         }
+
+    def start(self) -> None:
         out = self.log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ragdown_operator.main"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "ragdown_operator.main"],
+            env=self.env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
+
+    async def command(self, *args: str) -> tuple[int, str]:
+        """`ragdown-operator <args>` with the operator's environment: exit status and output. Not
+        subprocess.run: the emulated API answers from this test's event loop."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "ragdown_operator.main",
+            *args,
+            env=self.env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            out, _ = await asyncio.wait_for(process.communicate(), timeout=60)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        return int(process.returncode or 0), out.decode(errors="replace")
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -145,12 +170,22 @@ class World:
     operator: Operator
 
     async def apply(
-        self, name: str, spec: dict[str, Any], labels: dict[str, str] | None = None
+        self,
+        name: str,
+        spec: dict[str, Any],
+        labels: dict[str, str] | None = None,
+        finalizers: list[str] | None = None,
     ) -> dict[str, Any]:
+        metadata = {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": labels or {},
+            "finalizers": finalizers or [],
+        }
         body = {
             "apiVersion": "ragdown.dev/v1alpha1",
             "kind": "RagdownFolder",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels or {}},
+            "metadata": metadata,
             "spec": spec,
         }
         response = await self.kube.post(FOLDERS, json=body)
@@ -211,6 +246,12 @@ class World:
 
     async def finalizers(self, name: str) -> list[str]:
         return list(((await self.get(name)) or {}).get("metadata", {}).get("finalizers") or [])
+
+    async def annotations(self, name: str) -> dict[str, str]:
+        return dict(((await self.get(name)) or {}).get("metadata", {}).get("annotations") or {})
+
+    async def gone(self, name: str) -> bool:
+        return await self.get(name) is None
 
     def mark(self) -> int:
         """A point in the emulated API's request log, for `writes` and `resynced`."""

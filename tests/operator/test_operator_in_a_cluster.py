@@ -1,6 +1,6 @@
 """The operator beside everything else in a real cluster, as a process against the emulated API: other
 controllers' keys on its Ingresses, resyncs that change nothing and so write nothing, watches that a
-load balancer silences, and another release in the same namespace."""
+load balancer silences, another release in the same namespace, and being uninstalled."""
 
 from __future__ import annotations
 
@@ -138,10 +138,69 @@ async def test_two_releases_in_one_namespace_each_reconcile_their_own(tmp_path: 
         assert backend["service"]["name"] == "rd2-ragdown-reader"
 
         await w.delete("team")  # rd2's operator applies the deletion policy on rd2's indexer
-        await eventually(lambda: _gone(w, "team"), "team to be released")
+        await eventually(lambda: w.gone("team"), "team to be released")
         assert json.loads((rd2.docs / "team" / ".ragdown.json").read_text(encoding="utf-8"))["mcp"] is False
         assert await w.finalizers("work") == ["ragdown.dev/finalizer-rd"]
 
 
-async def _gone(w: World, name: str) -> bool:
-    return await w.get(name) is None
+async def test_deletion_gives_up_on_an_unreachable_indexer_and_says_so(tmp_path: Path) -> None:
+    async with world(tmp_path, operator_env={"RAGDOWN_OPERATOR_DELETION_TIMEOUT_S": "2"}) as w:
+        # Made when one finalizer served every release: it must not keep the resource forever.
+        await w.apply("old", {"mcp": True}, finalizers=["ragdown.dev/finalizer"])
+        await w.apply("work", WORK)
+        await w.settled("old")
+        await w.settled("work")
+        await w.delete("old")
+        await eventually(lambda: w.gone("old"), "old, with the legacy finalizer, to go")
+        assert w.folder_config("old")["mcp"] is False  # its deletion policy was applied first
+
+        w.indexer.stop()
+        await w.delete("work")
+        await eventually(lambda: w.gone("work"), "work to go although the indexer does not answer")
+        (event,) = [e for e in w.events("work") if e.get("reason") == "DeletionAbandoned"]
+        assert (
+            "folder work keeps its settings and stays managed by RagdownFolder team/work" in event["message"]
+        )
+        assert w.folder_config("work")["managed_by"] == "RagdownFolder team/work"  # as the event says
+
+
+async def test_release_all_lets_go_of_this_releases_resources_while_the_operator_runs(tmp_path: Path) -> None:
+    """What the chart's pre-delete hook runs: afterwards neither `helm uninstall` nor deleting the
+    namespace waits on a finalizer, and a new install of the release takes the resources back."""
+    async with world(tmp_path) as w:
+        await w.apply("work", WORK, labels={INSTANCE: "rd"})
+        await w.apply("plain", {"mcp": False}, finalizers=["ragdown.dev/finalizer"])
+        await w.apply(
+            "theirs", {"mcp": False}, labels={INSTANCE: "rd2"}, finalizers=["ragdown.dev/finalizer-rd2"]
+        )
+        await w.settled("work")
+        await w.settled("plain")
+        status, out = await w.operator.command("release-all")
+        assert status == 0, out
+        assert "released 2 RagdownFolder(s) of release rd in namespace team: work, plain" in out
+        for name in ("work", "plain"):
+            assert await w.finalizers(name) == []
+            assert (await w.annotations(name))["ragdown.dev/released"] == "rd"
+        assert await w.finalizers("theirs") == ["ragdown.dev/finalizer-rd2"]
+        assert "ragdown.dev/released" not in await w.annotations("theirs")
+
+        # The operator, still running, does not put its finalizer back: by the time it has created and
+        # twice resynced a new resource, it has seen the change to the released ones.
+        await w.apply("late", {"mcp": False})
+        await w.settled("late")
+        await w.resynced("late", w.mark())
+        assert await w.finalizers("work") == await w.finalizers("plain") == []
+        await w.delete("work")
+        assert await w.gone("work")
+        assert w.folder_config("work")["managed_by"] == "RagdownFolder team/work"  # the indexer untouched
+
+        # Installed again: the release takes back what it let go of.
+        w.operator.stop()
+        w.operator.start()
+
+        async def reclaimed() -> bool:
+            return await w.finalizers("plain") == ["ragdown.dev/finalizer-rd"]
+
+        await eventually(reclaimed, "plain to be reconciled again")
+        assert "ragdown.dev/released" not in await w.annotations("plain")
+        assert await w.finalizers("theirs") == ["ragdown.dev/finalizer-rd2"]
