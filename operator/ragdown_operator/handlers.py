@@ -79,7 +79,7 @@ async def reclaim(settings: kopf.OperatorSettings, **_: Any) -> None:
         names = await release.reclaim(kube, CONFIG)
     except (KubeUnavailable, httpx.HTTPStatusError) as error:
         raise kopf.TemporaryError(
-            f"could not read the RagdownFolders: {error}", delay=CONFIG.retry_s
+            f"could not take back what release-all let go of: {error}", delay=CONFIG.retry_s
         ) from None
     finally:
         await kube.close()

@@ -16,7 +16,7 @@ import kopf
 import pytest
 
 from ragdown.folders.manage import FOLDER_TOOLS
-from ragdown_operator import instance, kopf_config
+from ragdown_operator import instance, kopf_config, release
 from ragdown_operator.constants import finalizer_for
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
@@ -203,6 +203,24 @@ def test_an_ingress_another_release_made_for_the_same_resource_is_not_taken_over
     with pytest.raises(IngressConflict, match="routes for release rd2"):
         asyncio.run(kube.apply_ingress("team", ours))
     assert sent == ["GET"]
+
+
+def test_release_all_marks_and_unfinalizes_and_reclaim_unmarks() -> None:
+    fresh = {"metadata": {"finalizers": ["other/keep", "ragdown.dev/finalizer", "ragdown.dev/finalizer-rd"]}}
+    assert release.released_by("rd")(fresh) == [
+        {"op": "add", "path": "/metadata/annotations", "value": {"ragdown.dev/released": "rd"}},
+        {"op": "replace", "path": "/metadata/finalizers", "value": ["other/keep"]},
+    ]
+    annotated = {"metadata": {"annotations": {"a": "b"}, "finalizers": ["ragdown.dev/finalizer-rd2"]}}
+    assert release.released_by("rd")(annotated) == [
+        {"op": "add", "path": "/metadata/annotations/ragdown.dev~1released", "value": "rd"}
+    ]
+    done = {"metadata": {"annotations": {"ragdown.dev/released": "rd"}, "finalizers": []}}
+    assert release.released_by("rd")(done) == []  # nothing to do: no PATCH
+    assert release.unmarked("rd")(done) == [
+        {"op": "remove", "path": "/metadata/annotations/ragdown.dev~1released"}
+    ]
+    assert release.unmarked("rd2")(done) == []
 
 
 def test_settings_refuse_what_would_break_later() -> None:
