@@ -10,7 +10,13 @@ KIND = "RagdownFolder"
 # kopf's own bookkeeping lives in annotations under our group: the CRD's structural schema would
 # prune a `status.kopf` field, and kopf would then run every handler again and again.
 PERSISTENCE_PREFIX = GROUP
-FINALIZER = f"{GROUP}/finalizer"
+# Before two releases could share a namespace there was one finalizer for all: removed where found.
+LEGACY_FINALIZER = f"{GROUP}/finalizer"
+
+# On a RagdownFolder: the release whose operator reconciles it (instance.py), and the release whose
+# `release-all` let go of it.
+INSTANCE_LABEL = f"{GROUP}/instance"
+RELEASED = f"{GROUP}/released"
 
 # On every Ingress the operator owns; `managed-by` tells a person (and the chart tests) who made it.
 LABEL_NAME = "app.kubernetes.io/name"
@@ -19,6 +25,9 @@ LABEL_COMPONENT = "app.kubernetes.io/component"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_FOLDER = f"{GROUP}/folder"
 MANAGED_BY = "ragdown-operator"
+# The label and annotation keys the operator set on an object, recorded on it (JSON): a key it set
+# before and no longer wants is removed, and a key anyone else set is never touched.
+OWNED_KEYS = f"{GROUP}/owned-keys"
 
 READY = "Ready"
 SYNCED = "Synced"
@@ -26,6 +35,12 @@ ROUTED = "Routed"
 CONDITION_TYPES = (READY, SYNCED, ROUTED)
 
 MANAGER_HEADER = "X-Ragdown-Manager"
+
+
+def finalizer_for(instance: str) -> str:
+    """Each release's own finalizer (instance.py says why); a release name has at most 53 characters,
+    so the name part stays within the 63 a finalizer allows."""
+    return f"{GROUP}/finalizer-{instance}"
 
 
 def manager_of(namespace: str, name: str) -> str:

@@ -2,7 +2,9 @@
 
 - create / update / resume: reconcile now;
 - a timer: reconcile every RAGDOWN_OPERATOR_RESYNC_S, which repairs drift and refreshes counts;
-- delete (kopf's finalizer): apply `deletionPolicy`;
+- delete (kopf's finalizer): apply `deletionPolicy`, or give up after a bounded wait;
+- at start, before any watch: take back what `release-all` let go of (release.py);
+- only this release's resources (instance.py: the `ragdown.dev/instance` label);
 - an unreachable indexer is `TemporaryError` with exponential backoff; an invalid spec is
   `PermanentError` with a status message (retried only when the spec changes).
 Configuration is read once, when this module is imported (by `main`).
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import logging
 import time
 from typing import Any, NoReturn
@@ -19,11 +22,10 @@ from typing import Any, NoReturn
 import httpx
 import kopf
 
-from ragdown_operator import metrics
+from ragdown_operator import instance, kopf_config, metrics, release
 from ragdown_operator.constants import (
-    FINALIZER,
     GROUP,
-    PERSISTENCE_PREFIX,
+    LEGACY_FINALIZER,
     PLURAL,
     ROUTED,
     SYNCED,
@@ -31,7 +33,7 @@ from ragdown_operator.constants import (
     manager_of,
 )
 from ragdown_operator.indexer import IndexerClient, IndexerRefused, IndexerUnreachable
-from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable
+from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable, client_for, connection_info
 from ragdown_operator.reconcile import Outcome, Reconciler, write_status
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
@@ -42,6 +44,7 @@ KUBE = Kube()
 INDEXER = IndexerClient(CONFIG.indexer_url, CONFIG.token, CONFIG.request_timeout_s)
 RECONCILER = Reconciler(CONFIG, INDEXER, KUBE)
 MAX_DELAY_S = 300.0
+LOG = logging.getLogger("ragdown_operator")
 READY: dict[tuple[str, str], bool] = {}
 # One reconcile at a time per resource: kopf runs the timer beside the change and delete handlers, and
 # a late timer run must not re-apply an older spec (or re-create a folder the finalizer just released).
@@ -60,17 +63,28 @@ def indexer_answered(reachable: bool) -> None:
 
 @kopf.on.startup()
 async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PERSISTENCE_PREFIX)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=PERSISTENCE_PREFIX, key="last-handled-configuration"
-    )
-    settings.persistence.finalizer = FINALIZER
-    # One known namespace and one known CRD: no listing of namespaces or CRDs, so the Role needs no
-    # cluster-wide read rights.
-    settings.scanning.disabled = True
-    # Events on the resource come from what we did (kopf.info/warn below), not from every log line.
-    settings.posting.level = logging.WARNING
+    kopf_config.configure(settings, CONFIG)
     metrics.serve(CONFIG.metrics_port)
+
+
+@kopf.on.startup(id="reclaim")
+async def reclaim(settings: kopf.OperatorSettings, **_: Any) -> None:
+    """Before any watch: take back what `release-all` let go of (release.py), since this operator
+    is running again. kopf's login comes later, so this one logs in by itself."""
+    info = connection_info(CONFIG.kube_url, CONFIG.namespace, settings)
+    if info is None:
+        return  # kopf's own login fails next, and says why
+    kube = Kube(client_for(info, CONFIG.request_timeout_s))
+    try:
+        names = await release.reclaim(kube, CONFIG)
+    except (KubeUnavailable, httpx.HTTPStatusError) as error:
+        raise kopf.TemporaryError(
+            f"could not take back what release-all let go of: {error}", delay=CONFIG.retry_s
+        ) from None
+    finally:
+        await kube.close()
+    if names:
+        LOG.info(f"reconciling again what release-all let go of: {', '.join(names)}")
 
 
 @kopf.on.cleanup()
@@ -80,14 +94,8 @@ async def close(**_: Any) -> None:
 
 
 @kopf.on.login()
-def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-    """An explicit API URL (tests, local runs), else the pod's service account, else a kubeconfig."""
-    if CONFIG.kube_url:
-        info: kopf.ConnectionInfo | None = kopf.ConnectionInfo(
-            server=CONFIG.kube_url, default_namespace=CONFIG.namespace
-        )
-    else:
-        info = kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo | None:
+    info = connection_info(CONFIG.kube_url, CONFIG.namespace, settings)
     if info is not None:
         KUBE.use_connection(info, CONFIG.request_timeout_s)
     return info
@@ -188,15 +196,28 @@ def stop(
     raise kopf.TemporaryError(f"{failed.reason}: {failed.message}", delay=backoff(retry))
 
 
-@kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume")
-@kopf.on.create(GROUP, VERSION, PLURAL, id="reconcile-on-create")
-@kopf.on.update(GROUP, VERSION, PLURAL, id="reconcile-on-update", field="spec")
+def claimed(labels: kopf.Labels, annotations: kopf.Annotations, **_: Any) -> bool:
+    """Every handler's filter: only this release's RagdownFolders (instance.py)."""
+    return instance.claims(labels, annotations, CONFIG)
+
+
+@kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume", when=claimed)
+@kopf.on.create(GROUP, VERSION, PLURAL, id="reconcile-on-create", when=claimed)
+@kopf.on.update(GROUP, VERSION, PLURAL, id="reconcile-on-update", field="spec", when=claimed)
 async def reconcile_on_change(body: kopf.Body, patch: kopf.Patch, retry: int, **_: Any) -> None:
     async with lock_for(body):
         await run(body, patch, retry, "change")
 
 
-@kopf.timer(GROUP, VERSION, PLURAL, id="resync", interval=CONFIG.resync_s, initial_delay=CONFIG.resync_s)
+@kopf.timer(
+    GROUP,
+    VERSION,
+    PLURAL,
+    id="resync",
+    interval=CONFIG.resync_s,
+    initial_delay=CONFIG.resync_s,
+    when=claimed,
+)
 async def resync(body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
     """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts."""
     async with lock_for(body):
@@ -207,10 +228,12 @@ async def resync(body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
             await run(body, patch, int(kwargs.get("retry") or 0), "timer")
 
 
-@kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy")
-async def apply_deletion_policy(body: kopf.Body, retry: int, **_: Any) -> None:
+@kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy", when=claimed)
+async def apply_deletion_policy(body: kopf.Body, retry: int, runtime: datetime.timedelta, **_: Any) -> None:
     """Retain: the documents stay and MCP is turned off. Delete: the folder is removed. Either way
-    the route goes first, so agents lose access before anything else changes."""
+    the route goes first, so agents lose access before anything else changes. Deletion waits for an
+    unreachable indexer at most RAGDOWN_OPERATOR_DELETION_TIMEOUT_S, then lets the resource go
+    without the policy applied, and says so (`DeletionAbandoned`)."""
     namespace = body.metadata.namespace or CONFIG.namespace
     name = body.metadata.name or ""
     try:
@@ -225,11 +248,33 @@ async def apply_deletion_policy(body: kopf.Body, retry: int, **_: Any) -> None:
     # IndexerRefused here is a reader URL or a refused token (_release swallows "not ours"): the
     # folder is still ours to release, so deletion waits.
     except (IndexerUnreachable, IndexerRefused, KubeUnavailable, httpx.HTTPStatusError) as error:
-        if retry == 0:
-            announce(body, "Warning", "DeletionWaiting", str(error))
-        raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
+        left = CONFIG.deletion_timeout_s - runtime.total_seconds()
+        if left > 0:
+            if retry == 0:
+                announce(body, "Warning", "DeletionWaiting", str(error))
+            raise kopf.TemporaryError(str(error), delay=min(backoff(retry), left)) from None
+        _abandon(body, spec, manager_of(namespace, name), error)
+    if LEGACY_FINALIZER in (body.metadata.get("finalizers") or []):
+        try:
+            await release.drop_legacy_finalizer(KUBE, namespace, name)
+        except (KubeUnavailable, httpx.HTTPStatusError) as error:
+            raise kopf.TemporaryError(str(error), delay=backoff(retry)) from None
     _count_ready(body, None)
     LOCKS.pop(body.metadata.uid or name, None)
+
+
+def _abandon(body: kopf.Body, spec: FolderSpec | None, manager: str, error: Exception) -> None:
+    """Say what deletion left undone, where a person will look: an Event, the log, a metric."""
+    message = f"gave up after {CONFIG.deletion_timeout_s:g} s ({error})"
+    if spec is not None:
+        message += (
+            f"; folder {spec.folder} keeps its settings and stays managed by {manager}: create the "
+            f"resource again to manage it, or release it on the indexer with PATCH /api/folders/"
+            f'{spec.folder}, header X-Ragdown-Manager: {manager}, body {{"managed_by": null}}'
+        )
+    announce(body, "Warning", "DeletionAbandoned", message)
+    LOG.warning(f"{manager}: deletion abandoned: {message}")
+    metrics.CHANGES.labels("deletion_abandoned").inc()
 
 
 async def _release(spec: FolderSpec, manager: str, body: kopf.Body) -> None:

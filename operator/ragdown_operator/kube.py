@@ -1,19 +1,35 @@
-"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses.
+"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses;
+list RagdownFolders and edit their metadata (release.py).
 
 It uses the credentials kopf logged in with (`use_connection`), so tests against an emulated API
 server and a pod's service account work the same way."""
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import kopf
 
+from ragdown_operator.constants import (
+    GROUP,
+    INSTANCE_LABEL,
+    LABEL_INSTANCE,
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
+    OWNED_KEYS,
+    PLURAL,
+    VERSION,
+)
+
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
+FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
+EDIT_ATTEMPTS = 5
 
 
 class KubeUnavailable(Exception):  # noqa: N818
@@ -60,11 +76,20 @@ def client_for(info: kopf.ConnectionInfo, timeout_s: float) -> httpx.AsyncClient
     )
 
 
+def connection_info(
+    kube_url: str, namespace: str, settings: kopf.OperatorSettings
+) -> kopf.ConnectionInfo | None:
+    """An explicit API URL (tests, local runs), else the pod's service account, else a kubeconfig."""
+    if kube_url:
+        return kopf.ConnectionInfo(server=kube_url, default_namespace=namespace)
+    return kopf.login_with_service_account(settings=settings) or kopf.login_with_kubeconfig(settings=settings)
+
+
 class Kube:
     """Ingress calls in one namespace; 404 reads as None, 409 on create as "exists"."""
 
-    def __init__(self) -> None:
-        self._http: httpx.AsyncClient | None = None
+    def __init__(self, http: httpx.AsyncClient | None = None) -> None:
+        self._http = http  # set at login (use_connection), or given (tests)
 
     def use_connection(self, info: kopf.ConnectionInfo, timeout_s: float = 30.0) -> None:
         self._http = client_for(info, timeout_s)
@@ -93,33 +118,31 @@ class Kube:
         return dict(response.json())
 
     async def apply_ingress(self, namespace: str, ingress: dict[str, Any]) -> str:
-        """Create the Ingress or replace it with the wanted one: "created", "updated" or "unchanged".
-        An Ingress of that name that this resource does not own is never touched (IngressConflict)."""
+        """Create the Ingress or bring the keys we own to what is wanted: "created", "updated" or
+        "unchanged". Labels and annotations someone else added (a cloud controller, a policy engine)
+        are neither compared nor touched, so a quiet resync sends nothing. An Ingress of that name
+        this resource does not own, or another release made, is never touched (IngressConflict)."""
         name = ingress["metadata"]["name"]
-        owner = _owner_uid(ingress)
+        ingress = with_owned_keys(ingress)
         current = await self.get_ingress(namespace, name)
         if current is None:
             response = await self._call("POST", INGRESSES.format(namespace=namespace), json=ingress)
-            if response.status_code != 409:  # 409: a create racing ours; compare and replace below
+            if response.status_code != 409:  # 409: a create racing ours; compare and patch below
                 response.raise_for_status()
                 return "created"
             current = await self.get_ingress(namespace, name) or {}
-        if owner not in _owner_uids(current):
+        if _owner_uid(ingress) not in _owner_uids(current):
             raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
-        if _same(current, ingress):
+        labels = current.get("metadata", {}).get("labels") or {}
+        theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
+        if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
+            raise IngressConflict(
+                f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
+                f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
+            )
+        patch = owned_patch(current, ingress)
+        if not patch:
             return "unchanged"
-        # A merge patch from what is there to what is wanted, so a host, TLS block or annotation dropped
-        # from the settings is removed too (null deletes a key), not only what is added.
-        meta = current.get("metadata", {})
-        patch = {
-            "metadata": {
-                "labels": merge_patch(meta.get("labels") or {}, ingress["metadata"].get("labels", {})),
-                "annotations": merge_patch(
-                    meta.get("annotations") or {}, ingress["metadata"].get("annotations", {})
-                ),
-            },
-            "spec": merge_patch(current.get("spec") or {}, ingress["spec"]),
-        }
         response = await self._call(
             "PATCH",
             f"{INGRESSES.format(namespace=namespace)}/{name}",
@@ -139,6 +162,45 @@ class Kube:
             return False
         response.raise_for_status()
         return True
+
+    async def folders(self, namespace: str) -> list[dict[str, Any]]:
+        """Every RagdownFolder in the namespace; none when the CRD is gone."""
+        response = await self._call("GET", FOLDERS.format(namespace=namespace))
+        if response.status_code == 404:
+            return []
+        response.raise_for_status()
+        return [dict(item) for item in response.json().get("items") or []]
+
+    async def edit_folder(
+        self, namespace: str, name: str, edit: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    ) -> bool:
+        """Apply the JSON-patch operations `edit` makes of the resource as it is now, on condition that
+        it has not changed since it was read (kopf edits the same lists); read again and retry if it
+        has. False when there was nothing to do: the resource is gone, or `edit` asked for nothing."""
+        url = f"{FOLDERS.format(namespace=namespace)}/{name}"
+        for _ in range(EDIT_ATTEMPTS):
+            response = await self._call("GET", url)
+            if response.status_code == 404:
+                return False
+            response.raise_for_status()
+            current = response.json()
+            operations = edit(current)
+            if not operations:
+                return False
+            version = current.get("metadata", {}).get("resourceVersion")
+            guard = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}]
+            response = await self._call(
+                "PATCH",
+                url,
+                content=json.dumps(guard + operations),
+                headers={"Content-Type": "application/json-patch+json"},
+            )
+            if response.status_code == 404:
+                return False
+            if response.status_code not in (409, 422):  # changed since read: again
+                response.raise_for_status()
+                return True
+        raise KubeUnavailable(f"RagdownFolder {name} changed under every attempt to edit it: try again")
 
 
 class IngressConflict(Exception):  # noqa: N818
@@ -165,13 +227,40 @@ def merge_patch(old: Any, new: Any) -> Any:
     return patch
 
 
-def _same(current: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    """Whether `current` is the wanted Ingress: the same spec, and our labels, annotations and owner.
-    The API server adds status and metadata of its own; a person's edit to the spec is drift."""
+def with_owned_keys(wanted: dict[str, Any]) -> dict[str, Any]:
+    """`wanted` with the record of the label and annotation keys it sets (OWNED_KEYS)."""
+    meta = wanted["metadata"]
+    record = {field: sorted(meta.get(field) or {}) for field in ("labels", "annotations")}
+    annotations = {**(meta.get("annotations") or {}), OWNED_KEYS: json.dumps(record, separators=(",", ":"))}
+    return {**wanted, "metadata": {**meta, "annotations": annotations}}
+
+
+def _recorded_keys(meta: dict[str, Any]) -> dict[str, list[str]]:
+    """The keys the last write recorded in OWNED_KEYS; none when absent or unreadable (an Ingress
+    written before the record existed: nothing is removed, everything wanted is set)."""
+    try:
+        record = json.loads((meta.get("annotations") or {}).get(OWNED_KEYS) or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {field: [str(key) for key in keys] for field, keys in record.items() if isinstance(keys, list)}
+
+
+def owned_patch(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch that brings what we own in `current` to `wanted` (from with_owned_keys); empty
+    when nothing of ours differs. Ours: the spec (a person's edit to it is drift), the labels and
+    annotations `wanted` sets, and those the last write recorded (removed once no longer wanted).
+    Server-side apply would track this for us, but the emulated API the tests run against has none."""
     meta, want = current.get("metadata", {}), wanted["metadata"]
-    return (
-        current.get("spec") == wanted["spec"]
-        and (meta.get("labels") or {}) == want.get("labels", {})
-        and (meta.get("annotations") or {}) == want.get("annotations", {})
-        and _owner_uids(current) == _owner_uids(wanted)
-    )
+    recorded = _recorded_keys(meta)
+    patch: dict[str, Any] = {}
+    for field in ("labels", "annotations"):
+        have, keys = meta.get(field) or {}, want.get(field) or {}
+        dropped = [key for key in recorded.get(field, []) if key in have and key not in keys]
+        changes = {key: None for key in dropped} | {k: v for k, v in keys.items() if have.get(k) != v}
+        if changes:
+            patch.setdefault("metadata", {})[field] = changes
+    if current.get("spec") != wanted["spec"]:
+        patch["spec"] = merge_patch(current.get("spec") or {}, wanted["spec"])
+    return patch

@@ -1,32 +1,69 @@
 """`ragdown-operator`: check the configuration, register the handlers, run kopf in one namespace.
+Standalone (one replica, `Recreate`): no peering objects, so the RBAC stays within the namespace.
 
-Standalone (one replica, `Recreate`): no peering objects, so the RBAC stays within the namespace."""
+`ragdown-operator release-all`: let go of every RagdownFolder of this release (release.py), for the
+chart's pre-delete hook; it needs the same RAGDOWN_OPERATOR_NAMESPACE and _INSTANCE as the operator."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import importlib
 import logging
 import sys
 
+import httpx
 import kopf
 from pydantic import ValidationError
 
+from ragdown_operator import release
+from ragdown_operator.kube import Kube, KubeUnavailable, client_for, connection_info
 from ragdown_operator.settings import OperatorSettings
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="ragdown-operator", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["run", "release-all"],
+        default="run",
+        help="run the operator (default), or let go of this release's RagdownFolders",
+    )
+    command = parser.parse_args(argv).command
     try:
         settings = OperatorSettings()
     except ValidationError as error:
         first = error.errors()[0]
         name = "RAGDOWN_OPERATOR_" + str(first["loc"][0]).upper()
         sys.exit(f"ragdown-operator: {name}: {first['msg']}")
+    if command == "release-all":
+        sys.exit(asyncio.run(release_all(settings)))
     importlib.import_module("ragdown_operator.handlers")  # registers the handlers with kopf
     kopf.configure(verbose=settings.verbose)
     # One line per API call to the indexer would drown what the operator decided.
     logging.getLogger("httpx").setLevel(logging.DEBUG if settings.verbose else logging.WARNING)
     liveness = f"http://0.0.0.0:{settings.liveness_port}/healthz" if settings.liveness_port else None
     kopf.run(standalone=True, namespaces=[settings.namespace], liveness_endpoint=liveness)
+
+
+async def release_all(settings: OperatorSettings) -> int:
+    """The exit status: 0 once every RagdownFolder of the release is let go of (none is fine)."""
+    info = connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings())
+    if info is None:
+        print("ragdown-operator release-all: no service account and no kubeconfig", file=sys.stderr)
+        return 1
+    kube = Kube(client_for(info, settings.request_timeout_s))
+    try:
+        names = await release.release_all(kube, settings)
+    except (KubeUnavailable, httpx.HTTPError) as error:
+        print(f"ragdown-operator release-all: {error}", file=sys.stderr)
+        return 1
+    finally:
+        await kube.close()
+    where = f"release {settings.instance} in namespace {settings.namespace}"
+    print(f"released {len(names)} RagdownFolder(s) of {where}" + (f": {', '.join(names)}" if names else ""))
+    return 0
 
 
 if __name__ == "__main__":

@@ -121,13 +121,17 @@ def write_status(
     patch: kopf.Patch, body: kopf.Body, outcome: Outcome, generation: int | None, *, reconciled: bool
 ) -> None:
     """The status after one reconcile of `generation` (read with the spec it applied, since kopf's
-    body changes under a running handler); counts and endpoint only where this one learnt them."""
-    previous: list[Any] = list(body.status.get("conditions") or [])
-    patch.status["conditions"] = conditions(previous, outcome.conditions, generation)
+    body changes under a running handler); counts and endpoint only where this one learnt them.
+    Only fields that differ go into the patch: a resync that changes nothing sends no PATCH."""
+    status = body.status
+    previous: list[Any] = list(status.get("conditions") or [])
+    wanted: dict[str, Any] = {"conditions": conditions(previous, outcome.conditions, generation)}
     if outcome.files is not None:
-        patch.status["files"] = outcome.files
-        patch.status["chunks"] = outcome.chunks
+        wanted |= {"files": outcome.files, "chunks": outcome.chunks}
     if reconciled:
-        patch.status["endpoint"] = outcome.endpoint or ""
+        wanted["endpoint"] = outcome.endpoint or ""
         if generation is not None:
-            patch.status["observedGeneration"] = generation
+            wanted["observedGeneration"] = generation
+    for key, value in wanted.items():
+        if status.get(key) != value:
+            patch.status[key] = value

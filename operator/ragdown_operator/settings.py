@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -21,7 +21,15 @@ class OperatorSettings(BaseSettings):
         description="the indexer's admin token, for its /api (the chart's Secret; never the agents' token)",
     )
     namespace: str = Field(default="default", description="the namespace watched (the release's)")
-    instance: str = Field(default="ragdown", description="the Helm release: labels the Ingresses")
+    instance: str = Field(
+        default="ragdown",
+        max_length=53,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="the Helm release: which RagdownFolders are ours (instance.py); labels the Ingresses",
+    )
+    claim_unlabelled: bool = Field(
+        default=True, description="reconcile RagdownFolders without a ragdown.dev/instance label too"
+    )
     reader_service: str = Field(default="ragdown-reader", description="the Service MCP routes go to")
     reader_port: int = Field(default=3000, ge=1, le=65535)
     ingress_class: str = Field(default="", description="ingressClassName of MCP Ingresses; empty: default")
@@ -31,7 +39,22 @@ class OperatorSettings(BaseSettings):
     public_url: str = Field(default="", description="base of status.endpoint; default from host and TLS")
     resync_s: float = Field(default=60.0, gt=0, description="how often drift is repaired, counts refreshed")
     retry_s: float = Field(default=10.0, gt=0, description="first retry delay while the indexer is down")
+    deletion_timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="how long a deleted resource waits for the indexer before it goes anyway",
+    )
     request_timeout_s: float = Field(default=30.0, gt=0)
+    # Whole seconds: the API server reads `timeoutSeconds` as an integer ("300.0" is refused).
+    watch_server_timeout_s: int = Field(
+        default=300, ge=1, description="the API server ends a watch after this"
+    )
+    watch_client_timeout_s: float = Field(
+        default=330.0,
+        gt=0,
+        description="a watch still open this long (silent behind a proxy) is cut and reopened",
+    )
+    watch_connect_timeout_s: float = Field(default=30.0, gt=0, description="to open a watch")
     kube_url: str = Field(
         default="", description="the Kubernetes API for tests and local runs; empty: in-cluster or kubeconfig"
     )
@@ -54,6 +77,15 @@ class OperatorSettings(BaseSettings):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
+
+    @field_validator("watch_client_timeout_s")
+    @classmethod
+    def _client_outlasts_server(cls, value: float, info: ValidationInfo) -> float:
+        # Cut by the client first, every watch would end in an error instead of the server's clean end.
+        server = info.data.get("watch_server_timeout_s")
+        if server is not None and value <= server:
+            raise ValueError(f"must be longer than RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S ({server})")
+        return value
 
     def endpoint_base(self) -> str:
         """Where agents reach the ingress: `public_url`, else the host (https with a TLS secret)."""

@@ -501,6 +501,7 @@ def test_the_operator_role_grants_exactly_what_it_touches(default: Rendered) -> 
     assert grants == {
         ("ragdown.dev", "ragdownfolders"): {"get", "list", "watch", "patch", "update"},
         ("ragdown.dev", "ragdownfolders/status"): {"get", "patch", "update"},
+        ("ragdown.dev", "ragdownfolders/finalizers"): {"update"},
         ("networking.k8s.io", "ingresses"): {"get", "list", "watch", "create", "patch", "update", "delete"},
         ("", "events"): {"create", "patch"},
         ("events.k8s.io", "events"): {"create", "patch"},

@@ -1,7 +1,8 @@
 """An emulated Kubernetes API for the operator tests (no cluster here): kmock's stateful emulator,
 plus what kopf relies on and kmock leaves out — uid, resourceVersion and generation stamps,
 JSON-patch (with a failed `test` answered 422, as the API server does), and the status subresource
-(a main-resource patch never changes status; a status patch changes nothing else)."""
+(a main-resource patch never changes status; a status patch changes nothing else). Watches can be
+silenced, as a load balancer that drops a long connection without closing it does."""
 
 from __future__ import annotations
 
@@ -28,6 +29,18 @@ EVENTS = "v1/events"
 @attrs.define(kw_only=True)
 class Cluster(k8s.KubernetesEmulator):
     _versions: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
+    _watches: itertools.count[int] = attrs.field(factory=itertools.count, init=False)
+    _silent_below: int = attrs.field(default=0, init=False)
+
+    def silence_watches(self) -> None:
+        """Every watch open now stays open and delivers nothing more; later watches are served."""
+        self._silent_below = next(self._watches) + 1
+
+    async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
+        serial = next(self._watches)
+        async for item in super()._serve_watch(request):
+            if serial >= self._silent_below:
+                yield item
 
     def current(self, request: rendering.Request) -> dict[str, Any] | None:
         key = (request.resource, request.namespace, request.name)

@@ -28,6 +28,9 @@ HOST = "ragdown.test"
 FOLDERS = f"/apis/ragdown.dev/v1alpha1/namespaces/{NAMESPACE}/ragdownfolders"
 INGRESSES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/ingresses"
 EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
+# The tests' own calls to the emulated API say so, to be told apart from the operator's.
+TESTS_AGENT = "ragdown-tests"
+WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 T = TypeVar("T")
 
 
@@ -108,8 +111,8 @@ class Operator:
     metrics_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
-        env = {
+    def env(self) -> dict[str, str]:
+        return {
             **os.environ,
             "RAGDOWN_OPERATOR_KUBE_URL": self.kube_url,
             "RAGDOWN_OPERATOR_INDEXER_URL": self.indexer_url,
@@ -125,10 +128,35 @@ class Operator:
             "RAGDOWN_OPERATOR_METRICS_PORT": str(self.metrics_port),
             **self.extra_env,
         }
+
+    def start(self) -> None:
         out = self.log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "ragdown_operator.main"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "ragdown_operator.main"],
+            env=self.env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
+
+    async def command(self, *args: str) -> tuple[int, str]:
+        """`ragdown-operator <args>` with the operator's environment: exit status and output. Not
+        subprocess.run: the emulated API answers from this test's event loop."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "ragdown_operator.main",
+            *args,
+            env=self.env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            out, _ = await asyncio.wait_for(process.communicate(), timeout=60)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        return int(process.returncode or 0), out.decode(errors="replace")
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -141,11 +169,23 @@ class World:
     indexer: Indexer
     operator: Operator
 
-    async def apply(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    async def apply(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        labels: dict[str, str] | None = None,
+        finalizers: list[str] | None = None,
+    ) -> dict[str, Any]:
+        metadata = {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": labels or {},
+            "finalizers": finalizers or [],
+        }
         body = {
             "apiVersion": "ragdown.dev/v1alpha1",
             "kind": "RagdownFolder",
-            "metadata": {"name": name, "namespace": NAMESPACE},
+            "metadata": metadata,
             "spec": spec,
         }
         response = await self.kube.post(FOLDERS, json=body)
@@ -178,7 +218,7 @@ class World:
                 return dict(condition)
         return None
 
-    async def settled(self, name: str) -> dict[str, Any]:
+    async def settled(self, name: str, timeout: float = 60.0) -> dict[str, Any]:
         """The resource once Ready=True for its current generation."""
 
         async def ready() -> dict[str, Any] | None:
@@ -188,7 +228,7 @@ class World:
             ok = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions", []))
             return found if ok and status.get("observedGeneration") == generation else None
 
-        return await eventually(ready, f"{name} to be Ready")
+        return await eventually(ready, f"{name} to be Ready", timeout)
 
     def events(self, name: str) -> list[dict[str, Any]]:
         """Events the operator posted about `name`, from everything the emulated API received."""
@@ -203,6 +243,38 @@ class World:
             return reasons if set(wanted) <= reasons else set()
 
         return await eventually(posted, f"events {wanted} on {name}", timeout=20)
+
+    async def finalizers(self, name: str) -> list[str]:
+        return list(((await self.get(name)) or {}).get("metadata", {}).get("finalizers") or [])
+
+    async def annotations(self, name: str) -> dict[str, str]:
+        return dict(((await self.get(name)) or {}).get("metadata", {}).get("annotations") or {})
+
+    async def gone(self, name: str) -> bool:
+        return await self.get(name) is None
+
+    def mark(self) -> int:
+        """A point in the emulated API's request log, for `writes` and `resynced`."""
+        return len(list(self.cluster))
+
+    def operator_calls(self, mark: int) -> list[tuple[str, str]]:
+        """(method, path) of every request since `mark` that did not come from the test."""
+        calls = list(self.cluster)[mark:]
+        return [(r.method.value, r.url.path) for r in calls if r.headers.get("User-Agent") != TESTS_AGENT]
+
+    def writes(self, mark: int) -> list[tuple[str, str]]:
+        """What the operators changed since `mark`: every create, patch and delete, events included."""
+        return [(method, path) for method, path in self.operator_calls(mark) if method in WRITES]
+
+    async def resynced(self, name: str, mark: int, times: int = 2) -> None:
+        """Wait until `name` was reconciled `times` times since `mark`: each reconcile reads the
+        resource's Ingress (to update or to remove it), and nothing else does."""
+        path = f"{INGRESSES}/{name}-mcp"
+
+        async def reads() -> bool:
+            return sum(1 for call in self.operator_calls(mark) if call == ("GET", path)) >= times
+
+        await eventually(reads, f"{times} reconciles of {name}")
 
     def folder_config(self, folder: str) -> dict[str, Any]:
         return dict(json.loads((self.indexer.docs / folder / ".ragdown.json").read_text(encoding="utf-8")))
@@ -228,10 +300,36 @@ async def world(
         operator = Operator(kube_url, indexer.url, tmp_path / "operator.log", dict(operator_env or {}))
         operator.start()
         try:
-            async with httpx.AsyncClient(base_url=kube_url, timeout=10) as kube:
+            headers = {"User-Agent": TESTS_AGENT}
+            async with httpx.AsyncClient(base_url=kube_url, timeout=10, headers=headers) as kube:
                 yield World(cluster, kube, indexer, operator)
         finally:
             operator.stop()
             indexer.stop()
             log = (tmp_path / "operator.log").read_text(encoding="utf-8", errors="replace")
             print(log[-6000:])
+
+
+@asynccontextmanager
+async def another_release(
+    w: World, tmp_path: Path, instance: str, env: dict[str, str]
+) -> AsyncIterator[Indexer]:
+    """A second release in the same namespace: its own indexer and operator, against `w`'s API."""
+    root = tmp_path / instance
+    (root / "docs").mkdir(parents=True)
+    indexer = Indexer(root / "docs", root / "data")
+    indexer.start()
+    overrides = {
+        "RAGDOWN_OPERATOR_INSTANCE": instance,
+        "RAGDOWN_OPERATOR_READER_SERVICE": f"{instance}-ragdown-reader",
+    }
+    operator = Operator(w.operator.kube_url, indexer.url, root / "operator.log", {**overrides, **env})
+    try:
+        await indexer.ready()
+        operator.start()
+        yield indexer
+    finally:
+        operator.stop()
+        indexer.stop()
+        if operator.log.exists():
+            print(operator.log.read_text(encoding="utf-8", errors="replace")[-4000:])

@@ -3,19 +3,24 @@ and how conditions move."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import ssl
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import httpx
 import kopf
 import pytest
 
 from ragdown.folders.manage import FOLDER_TOOLS
+from ragdown_operator import instance, kopf_config, release
+from ragdown_operator.constants import finalizer_for
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import client_for
+from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_patch, with_owned_keys
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -110,6 +115,112 @@ def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
     assert "host" not in bare["spec"]["rules"][0]
     assert "ingressClassName" not in bare["spec"]
     assert "tls" not in bare["spec"]
+
+
+def test_only_the_keys_the_operator_set_are_compared_and_patched() -> None:
+    def wanted(annotations: str) -> dict[str, Any]:  # as the environment gives them
+        settings = OperatorSettings.model_validate({"ingress_annotations": annotations})
+        return with_owned_keys(folder_ingress("work", "work", settings))
+
+    written = wanted('{"ours": "1", "dropped": "x"}')
+    assert owned_patch(written, written) == {}
+    meta = written["metadata"]
+    current = {
+        **written,
+        "metadata": {
+            **meta,
+            "labels": {**meta["labels"], "theirs": "a"},
+            "annotations": {**meta["annotations"], "their/note": "b"},
+        },
+        "status": {"loadBalancer": {}},
+    }
+    assert owned_patch(current, written) == {}  # someone else's keys and the status: not ours
+    now = wanted('{"ours": "2"}')
+    record = now["metadata"]["annotations"]["ragdown.dev/owned-keys"]
+    assert owned_patch(current, now) == {
+        "metadata": {"annotations": {"dropped": None, "ours": "2", "ragdown.dev/owned-keys": record}}
+    }
+    edited = {**current, "spec": {**current["spec"], "ingressClassName": "other"}}
+    assert owned_patch(edited, now)["spec"] == {"ingressClassName": None}  # a person's edit is drift
+    # Written before the record existed: what is wanted is set, nothing is removed.
+    old = {"dropped": "x", "ours": "1", "ragdown.dev/folder": "work"}
+    legacy = {**current, "metadata": {**current["metadata"], "annotations": old}}
+    assert owned_patch(legacy, now)["metadata"]["annotations"] == {
+        "ours": "2",
+        "ragdown.dev/owned-keys": record,
+    }
+
+
+def test_kopf_runs_with_watch_timeouts() -> None:
+    settings = kopf.OperatorSettings()
+    kopf_config.configure(settings, OperatorSettings())
+    watching = settings.watching
+    assert (watching.server_timeout, watching.client_timeout, watching.connect_timeout) == (300, 330.0, 30.0)
+    kopf_config.configure(settings, OperatorSettings(watch_server_timeout_s=50, watch_client_timeout_s=60))
+    assert (watching.server_timeout, watching.client_timeout) == (50, 60.0)
+    assert settings.persistence.finalizer == "ragdown.dev/finalizer-ragdown"
+    with pytest.raises(ValueError, match="longer than RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S"):
+        OperatorSettings(watch_server_timeout_s=60, watch_client_timeout_s=60)
+
+
+def test_a_release_claims_its_own_resources_and_by_default_the_unlabelled() -> None:
+    rd, rd2 = OperatorSettings(instance="rd"), OperatorSettings(instance="rd2", claim_unlabelled=False)
+    ours, theirs = {"ragdown.dev/instance": "rd"}, {"ragdown.dev/instance": "rd2"}
+    assert instance.claims(ours, {}, rd)
+    assert not instance.claims(theirs, {}, rd)
+    assert instance.claims(theirs, {}, rd2)
+    assert instance.claims({}, {}, rd)
+    assert not instance.claims({}, {}, rd2)
+    released = {"ragdown.dev/released": "rd"}  # release-all let go of it: until rd's operator restarts
+    assert not instance.claims(ours, released, rd)
+    assert not instance.claims({}, released, rd)
+    assert instance.claims(theirs, released, rd2)
+    for name in ("", "Rd", "rd_2", "-rd", "r" * 54):
+        with pytest.raises(ValueError, match="instance"):
+            OperatorSettings(instance=name)
+    assert len(finalizer_for("r" * 53).split("/")[1]) == 63  # the most a finalizer's name part may hold
+
+
+def test_an_ingress_another_release_made_for_the_same_resource_is_not_taken_over() -> None:
+    """Two releases that both claim an unlabelled resource: the second one's route is refused, not a
+    patch back and forth every resync."""
+    owner = {
+        "apiVersion": "ragdown.dev/v1alpha1",
+        "kind": "RagdownFolder",
+        "metadata": {"name": "work", "uid": "u1"},
+    }
+    theirs = folder_ingress("work", "work", OperatorSettings(instance="rd2"))
+    kopf.adopt(theirs, owner=owner)
+    sent: list[str] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        sent.append(request.method)
+        return httpx.Response(200, json=theirs)
+
+    kube = Kube(httpx.AsyncClient(base_url="http://api", transport=httpx.MockTransport(api)))
+    ours = folder_ingress("work", "work", OperatorSettings(instance="rd"))
+    kopf.adopt(ours, owner=owner)
+    with pytest.raises(IngressConflict, match="routes for release rd2"):
+        asyncio.run(kube.apply_ingress("team", ours))
+    assert sent == ["GET"]
+
+
+def test_release_all_marks_and_unfinalizes_and_reclaim_unmarks() -> None:
+    fresh = {"metadata": {"finalizers": ["other/keep", "ragdown.dev/finalizer", "ragdown.dev/finalizer-rd"]}}
+    assert release.released_by("rd")(fresh) == [
+        {"op": "add", "path": "/metadata/annotations", "value": {"ragdown.dev/released": "rd"}},
+        {"op": "replace", "path": "/metadata/finalizers", "value": ["other/keep"]},
+    ]
+    annotated = {"metadata": {"annotations": {"a": "b"}, "finalizers": ["ragdown.dev/finalizer-rd2"]}}
+    assert release.released_by("rd")(annotated) == [
+        {"op": "add", "path": "/metadata/annotations/ragdown.dev~1released", "value": "rd"}
+    ]
+    done = {"metadata": {"annotations": {"ragdown.dev/released": "rd"}, "finalizers": []}}
+    assert release.released_by("rd")(done) == []  # nothing to do: no PATCH
+    assert release.unmarked("rd")(done) == [
+        {"op": "remove", "path": "/metadata/annotations/ragdown.dev~1released"}
+    ]
+    assert release.unmarked("rd2")(done) == []
 
 
 def test_settings_refuse_what_would_break_later() -> None:
