@@ -539,6 +539,8 @@ def test_the_operator_runs_once_with_its_settings(render: Render) -> None:
     assert env["RAGDOWN_OPERATOR_PUBLIC_URL"] == "https://ragdown.example.com"
     assert env["RAGDOWN_OPERATOR_RESYNC_S"] == "60"
     assert env["RAGDOWN_OPERATOR_INSTANCE"] == RELEASE
+    assert env["RAGDOWN_OPERATOR_CLAIM_UNLABELLED"] == "true"
+    assert env["RAGDOWN_OPERATOR_DELETION_TIMEOUT_S"] == "600"
     assert env["RAGDOWN_ADMIN_TOKEN"] == {"secretKeyRef": {"name": f"{FULLNAME}-token", "key": "adminToken"}}
     assert "RAGDOWN_TOKEN" not in env
 

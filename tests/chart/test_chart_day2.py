@@ -127,6 +127,8 @@ def test_uninstall_first_releases_the_folders(default: Rendered, render: Render)
     assert env_of(main) == {
         "RAGDOWN_OPERATOR_NAMESPACE": {"fieldRef": {"fieldPath": "metadata.namespace"}},
         "RAGDOWN_OPERATOR_INSTANCE": RELEASE,
+        # It releases exactly what the operator claims.
+        "RAGDOWN_OPERATOR_CLAIM_UNLABELLED": env_of(running)["RAGDOWN_OPERATOR_CLAIM_UNLABELLED"],
     }
     assert main["resources"] == running["resources"]
     assert main["securityContext"] == running["securityContext"]
