@@ -39,6 +39,16 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
         time.sleep(0.2)
 
 
+def ops_folder(tmp_path: Path, documents: dict[str, str]) -> Path:
+    """`<tmp>/docs` holding the MCP folder `ops` with `documents` (name -> text)."""
+    docs = tmp_path / "docs"
+    (docs / "ops").mkdir(parents=True)
+    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
+    for name, text in documents.items():
+        (docs / "ops" / name).write_text(text, encoding="utf-8")
+    return docs
+
+
 class Proc:
     def __init__(self, docs: Path, data_dir: Path, **extra_env: str) -> None:
         self.port = free_port()
@@ -183,12 +193,7 @@ async def test_a_readers_metrics_count_hook_calls_and_health_answers(pair: tuple
 
 
 async def test_a_reader_follows_the_primary_to_another_embedder(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "ops").mkdir(parents=True)
-    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
-    (docs / "ops/redis.md").write_text(
-        "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n", encoding="utf-8"
-    )
+    docs = ops_folder(tmp_path, {"redis.md": "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n"})
     data = tmp_path / "data"
     primary = Proc(docs, data)
     reader: Proc | None = None
@@ -278,10 +283,7 @@ def cluster_reader(docs: Path, data: Path, internal: int, **env: str) -> Proc:
 
 
 async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    (docs / "ops").mkdir(parents=True)
-    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
-    (docs / "ops/a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    docs = ops_folder(tmp_path, {"a.md": "# A\n\nalpha\n"})
     data = tmp_path / "data"
     primary, internal = cluster_primary(docs, data)
     reader: Proc | None = None
@@ -385,12 +387,7 @@ def test_a_reader_degrades_while_its_primary_is_stopped_or_killed(tmp_path: Path
     """The indexer of a cluster is away (a `helm upgrade` of its one replica, or hung): readers keep
     searching, the hook keeps answering without its shared memory, /readyz stays ready and says so,
     and writes are refused with a retryable message — nothing hangs on the primary."""
-    docs = tmp_path / "docs"
-    (docs / "ops").mkdir(parents=True)
-    (docs / "ops/.ragdown.json").write_text(json.dumps({"title": "Ops", "mcp": True}), encoding="utf-8")
-    (docs / "ops/redis.md").write_text(
-        "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n", encoding="utf-8"
-    )
+    docs = ops_folder(tmp_path, {"redis.md": "# Redis\n\n## Eviction\n\nRedis evicts keys by policy.\n"})
     data = tmp_path / "data"
     primary, internal = cluster_primary(docs, data)
     reader: Proc | None = None
