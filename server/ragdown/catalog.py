@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.documents.paths import check_path, is_markdown, shown
+from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.format import changed_date

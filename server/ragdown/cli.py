@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from pydantic import ValidationError
 
 from ragdown import __version__
+from ragdown.errors import ConfigError, RagdownError
 from ragdown.folders.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
@@ -28,7 +29,7 @@ MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0
 
 
-class CliError(Exception):
+class CliError(ConfigError):
     """A refusal to print as one line on stderr, exiting 2."""
 
 
@@ -431,17 +432,6 @@ def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
-def _refusals() -> tuple[type[Exception], ...]:
-    """The errors that are a refusal to print as one line (imported only once one happened)."""
-    from ragdown.engine import DataDirError, FolderNotFoundError
-    from ragdown.folders.scope import ScopeError
-    from ragdown.indexing.embedders import EmbedderError
-    from ragdown.indexing.store import IndexNotReadyError
-    from ragdown.search.filters import FilterError
-
-    return (FolderNotFoundError, DataDirError, EmbedderError, IndexNotReadyError, FilterError, ScopeError)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -458,9 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             raise CliError(f"invalid setting: {problems}") from None
         return int(args.run(args, settings))
-    except Exception as error:
-        if not isinstance(error, (CliError, *_refusals())):
-            raise
+    except RagdownError as error:
         print(f"ragdown: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

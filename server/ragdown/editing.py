@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from ragdown.documents import files
 from ragdown.documents.edits import Edit
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import short_hash
 from ragdown.documents.links import LinkIndex, backlinks
@@ -20,6 +19,7 @@ from ragdown.documents.paths import check_path, notes_dir
 from ragdown.documents.remember import remember
 from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
+from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ from typing import Any
 
 from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
+from ragdown.errors import ConfigError, Refusal
 from ragdown.folders.config import FOLDER_CONFIG, hook_layer
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
@@ -48,11 +48,11 @@ FIRST_SYNC_WAIT_S = 300.0
 FULL_REINDEX_EVERY_S = 600.0
 
 
-class FolderNotFoundError(ValueError):
+class FolderNotFoundError(ConfigError, ValueError):
     """The docs folder does not exist or is not a directory."""
 
 
-class DataDirError(ValueError):
+class DataDirError(ConfigError, ValueError):
     """The data dir cannot hold an index (a file, or inside the folder it indexes)."""
 
 
@@ -384,6 +384,21 @@ class Engine:
         self.wait_until_indexed()
         self.follow_index()
         return documents(self.store)
+
+    def folder_counts(self) -> dict[str, tuple[int, int]]:
+        """Documents and chunks per top-level folder, kept until the table changes: the operator asks
+        for every folder's counts on each resync, and a scan of a large index is not free."""
+
+        def scan() -> dict[str, tuple[int, int]]:
+            counts: dict[str, tuple[int, int]] = {}
+            for path, state in self.store.files().items():
+                folder = path.split("/", 1)[0]
+                documents, chunks = counts.get(folder, (0, 0))
+                counts[folder] = (documents + 1, chunks + state.chunks)
+            return counts
+
+        self.store.refresh()  # a commit by another process counts too
+        return self.store.memo("folder_counts", scan)
 
     def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
         """`ragdown_read_doc` in `scope` (catalog.read_document), after the first sync."""

@@ -12,7 +12,7 @@ from ragdown.documents.edits import (
     nearest_passage,
     with_line_endings_of,
 )
-from ragdown.documents.errors import Refusal
+from ragdown.errors import Refusal
 
 TEXT = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n"
 FALLBACK = (

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import DELETE, Root
 from ragdown.documents.hashes import file_hash, hash_matches, short_hash
 from ragdown.documents.paths import is_skipped_entry
+from ragdown.errors import Refusal
 
 DATA = b"# Postgres\n"
 FULL = hashlib.sha256(DATA).hexdigest()

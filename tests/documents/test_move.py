@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.documents.errors import Refusal
 from ragdown.documents.move import MoveResult, execute_move, move, plan_move
+from ragdown.errors import Refusal
 
 INDEX = "\n".join(
     [

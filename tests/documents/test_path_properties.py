@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import MAX_NAME_BYTES, MAX_PATH_BYTES, check_path, control_character
+from ragdown.errors import Refusal
 
 # Pieces hostile paths are made of, mixed with anything at all.
 PIECES = st.sampled_from(

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, notes_dir, shown
+from ragdown.errors import Refusal
 
 
 @pytest.fixture

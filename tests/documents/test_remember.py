@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.documents.errors import Refusal
 from ragdown.documents.remember import RememberResult, remember, slug
+from ragdown.errors import Refusal
 
 DAY = date(2026, 3, 14)
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.writes import (
@@ -22,6 +21,7 @@ from ragdown.documents.writes import (
     stamp_provenance,
     write_document,
 )
+from ragdown.errors import Refusal
 
 BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
 BACKUPS_HASH = file_hash(BACKUPS.encode())  # a `changed` refusal names the version on disk now

@@ -133,11 +133,18 @@ def test_every_mcp_route_needs_the_token(served: Served) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
     with served.http(token=None) as anonymous:
-        assert anonymous.post("/mcp/ops", json=body, headers=headers).status_code == 401
+        missing = anonymous.post("/mcp/ops", json=body, headers=headers)
+    assert missing.status_code == 401
+    assert missing.json() == {"error": "Unauthorized: send Authorization: Bearer <token>"}
+    # A standard client needs the Bearer challenge, else it assumes OAuth and says something else.
+    assert missing.headers["www-authenticate"] == 'Bearer realm="ragdown"'
     with served.http(token="wrong-token") as wrong:
         response = wrong.post("/mcp/ops", json=body, headers=headers)
-        assert response.status_code == 401
-        assert response.json() == {"error": "Unauthorized"}
+        api = wrong.get("/api/folders")
+    assert response.status_code == 401
+    assert response.json()["error"].startswith("Unauthorized: the bearer token is not one this server knows")
+    assert response.headers["www-authenticate"] == 'Bearer realm="ragdown", error="invalid_token"'
+    assert (api.status_code, api.headers["www-authenticate"]) == (401, response.headers["www-authenticate"])
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import Refusal
 
 _NOT_FOUND_FALLBACK = (
     "It must match character for character, whitespace included: "

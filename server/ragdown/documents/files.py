@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ragdown.documents.errors import Refusal
 from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
+from ragdown.errors import Refusal
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
@@ -35,6 +34,7 @@ from ragdown.documents.paths import (
     is_skipped_entry,
     shown,
 )
+from ragdown.errors import Refusal
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"

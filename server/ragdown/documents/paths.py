@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import Refusal
 
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)

@@ -11,11 +11,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, check_path, shown
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
 from ragdown.documents.writes import encode_text, json_string
+from ragdown.errors import Refusal
 
 REMEMBER_TOOL = "ragdown_remember"
 SLUG_CHARS = 60

@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
+from ragdown.errors import Refusal
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import control_character, shown
+from ragdown.errors import Refusal
 from ragdown.folders.config import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.folders.registry import SHA256_RE, Folder, read_folder
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from ragdown.errors import Refusal
 
-class ScopeError(ValueError):
+
+class ScopeError(Refusal, ValueError):
     """A path_prefix that would leave the scope."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, message)
 
 
 def normalise_prefix(path_prefix: str) -> str:

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, IvfFlat
 
+from ragdown.errors import UnavailableError
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ def lance_session() -> lancedb.Session:
 FILE_STATE_COLUMNS = ["path", "file_hash", "mtime_ms", "size"]
 
 
-class IndexNotReadyError(RuntimeError):
+class IndexNotReadyError(UnavailableError, RuntimeError):
     """A reader found no usable index; the primary has to build it first."""
 
 

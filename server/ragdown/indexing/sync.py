@@ -20,9 +20,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.metadata import parse_document
+from ragdown.errors import Refusal
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, list_markdown_files
 from ragdown.indexing.rows import PendingFile, build_rows

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +31,10 @@ PROBE_TIMEOUT = httpx.Timeout(1.0)
 PROBE_EVERY_S = 2.0
 
 
-class PrimaryUnreachableError(Refusal):
+class PrimaryUnreachableError(UnavailableError):
     def __init__(self, url: str, error: Exception) -> None:
         super().__init__(
-            503, f"the primary ({url}) cannot be reached, so nothing was written; retry in a moment ({error})"
+            f"the primary ({url}) cannot be reached, so nothing was written; retry in a moment ({error})"
         )
 
 

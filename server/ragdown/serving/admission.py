@@ -8,15 +8,18 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ragdown.errors import UnavailableError
+
 RETRY_AFTER_S = 1
 
 
-class OverloadedError(Exception):
+class OverloadedError(UnavailableError):
     """Every slot is busy and the waiting line is full."""
 
     def __init__(self, waiting: int) -> None:
         super().__init__(
-            f"ragdown is overloaded ({waiting} calls already waiting); retry in {RETRY_AFTER_S} s"
+            f"ragdown is overloaded ({waiting} calls already waiting); retry in {RETRY_AFTER_S} s",
+            code="overloaded",
         )
 
 

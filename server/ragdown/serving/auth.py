@@ -14,10 +14,29 @@ import hmac
 from dataclasses import dataclass
 from typing import Literal
 
+from ragdown.errors import Refusal
 from ragdown.folders.registry import Folder
 from ragdown.folders.settings import ServerSettings
 
 Role = Literal["admin", "agent", "folder"]
+
+
+class Unauthorized(Refusal):
+    """401, saying whether the token was missing or not one this server knows; the reply carries
+    `WWW-Authenticate: Bearer` (without it standard clients assume OAuth and say something else)."""
+
+    def __init__(self, header: str | None) -> None:
+        self.missing = bearer(header) is None
+        reason = (
+            "send Authorization: Bearer <token>"
+            if self.missing
+            else "the bearer token is not one this server knows (check it, and that it is for this route)"
+        )
+        super().__init__(401, f"Unauthorized: {reason}")
+
+    @property
+    def challenge(self) -> str:
+        return 'Bearer realm="ragdown"' if self.missing else 'Bearer realm="ragdown", error="invalid_token"'
 
 
 def bearer(header: str | None) -> str | None:

@@ -6,28 +6,27 @@ folder it manages refuses every other caller's change with 409 `managed`, saying
 edit instead.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
+# at definition time, where the local dependencies are in scope.
 import json
 import os
-from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends, Request
 
-from ragdown.documents.errors import Refusal
 from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.engine import Engine
+from ragdown.errors import Refusal
 from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
 from ragdown.folders.registry import Folder, list_folders
 from ragdown.folders.settings import ServerSettings
+from ragdown.serving.auth import Unauthorized
 
 MAX_JSON_BODY = 1024 * 1024
 MANAGER_HEADER = "x-ragdown-manager"
+READER = "reader"
 READ_ONLY = "The server is read-only (RAGDOWN_READ_ONLY)"
 NOT_ADMIN = "this token is an agent's, for /mcp only: /api needs the admin token (RAGDOWN_ADMIN_TOKEN)"
 ADMIN_OFF = "the admin API is off: set RAGDOWN_ADMIN_TOKEN on the server and send that token to /api"
@@ -57,15 +56,9 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
     return out
 
 
-def error(status: int, message: str, code: str | None = None) -> JSONResponse:
-    body: dict[str, str] = {"error": message}
-    if code:
-        body["code"] = code
-    return JSONResponse(body, status_code=status)
-
-
-async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object: empty and non-object bodies read as {}; too big or invalid refuses."""
+async def json_object(request: Request) -> dict[str, Any]:
+    """The request's JSON object (a dependency): empty and non-object bodies read as {}; a body over
+    1 MiB or not JSON is refused."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_JSON_BODY:
         raise Refusal(413, "Body too large")
@@ -83,6 +76,9 @@ async def json_body(request: Request) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+JsonObject = Annotated[dict[str, Any], Depends(json_object)]
+
+
 def folders_router(
     current: Callable[[], Engine],
     settings: ServerSettings,
@@ -90,128 +86,86 @@ def folders_router(
     is_reader: Callable[[], bool],
 ) -> APIRouter:
     """`current()` is the serving engine (it changes when a reader takes over as primary); `admin`
-    says whether a request's Authorization is the admin's (None: no token this server knows)."""
-    router = APIRouter(prefix="/api")
+    says whether a request's Authorization is the admin's (None: no token this server knows).
+    Refusals raised here are answered by the app's one handler (serving/http.py)."""
 
-    def counts(engine: Engine) -> tuple[Counter[str], Counter[str]]:
-        """Documents and chunks per folder, kept until the table changes: the operator asks for every
-        folder's counts on each resync, and a scan of a large index is not free."""
-
-        def scan() -> tuple[Counter[str], Counter[str]]:
-            files: Counter[str] = Counter()
-            chunks: Counter[str] = Counter()
-            for path, state in engine.store.files().items():
-                folder = path.split("/", 1)[0]
-                files[folder] += 1
-                chunks[folder] += state.chunks
-            return files, chunks
-
-        engine.store.refresh()  # a commit by another process counts too
-        return engine.store.memo("folder_counts", scan)
-
-    def described(engine: Engine, folder: Folder) -> dict[str, Any]:
-        files, chunks = counts(engine)
-        return folder_json(folder, files[folder.name], chunks[folder.name])
-
-    def guard(request: Request, *, changes: bool) -> Engine:
+    def authorised(request: Request) -> None:
         who = admin(request.headers.get("authorization"))
         if who is None:
-            raise Refusal(401, "Unauthorized")
+            raise Unauthorized(request.headers.get("authorization"))
         if not who:
             raise Refusal(403, NOT_ADMIN if settings.admin_token else ADMIN_OFF)
-        if changes and is_reader():
+
+    router = APIRouter(prefix="/api", dependencies=[Depends(authorised)])
+
+    def primary() -> Engine:
+        """The engine of a server that may change folders: the primary's."""
+        if is_reader():
             raise Refusal(
                 409, "this server is a reader: change folders on the primary (the indexer)", "reader"
             )
         return current()
 
-    async def answer(run: Callable[[], tuple[int, dict[str, Any]]]) -> JSONResponse:
-        """Runs `run` off the event loop: it touches files and may sync the index."""
-        try:
-            status, body = await run_in_threadpool(run)
-        except Refusal as refusal:
-            return error(refusal.status, refusal.message, refusal.code)
-        return JSONResponse(body, status_code=status)
+    def writable(engine: Annotated[Engine, Depends(primary)]) -> Engine:
+        if settings.read_only:
+            raise Refusal(403, READ_ONLY)
+        return engine
+
+    def described(engine: Engine, folder: Folder) -> dict[str, Any]:
+        files, chunks = engine.folder_counts().get(folder.name, (0, 0))
+        return folder_json(folder, files, chunks)
 
     @router.get("/folders")
-    async def list_all(request: Request) -> JSONResponse:
-        def run() -> tuple[int, dict[str, Any]]:
-            engine = guard(request, changes=False)
-            files, chunks = counts(engine)
-            loose = sorted(
-                entry.name
-                for entry in os.scandir(engine.docs_dir)
-                if entry.is_file(follow_symlinks=False)
-                and not is_skipped_entry(entry.name)
-                and is_markdown(entry.name)
-            )
-            folders = [folder_json(f, files[f.name], chunks[f.name]) for f in list_folders(engine.docs_dir)]
-            return 200, {"folders": folders, "loose_files": loose}
-
-        return await answer(run)
+    def list_all() -> dict[str, Any]:
+        engine = current()
+        loose = sorted(
+            entry.name
+            for entry in os.scandir(engine.docs_dir)
+            if entry.is_file(follow_symlinks=False)
+            and not is_skipped_entry(entry.name)
+            and is_markdown(entry.name)
+        )
+        return {
+            "folders": [described(engine, f) for f in list_folders(engine.docs_dir)],
+            "loose_files": loose,
+        }
 
     @router.get("/folders/{name:path}")
-    async def one(name: str, request: Request) -> JSONResponse:
+    def one(name: str) -> dict[str, Any]:
         """One folder, as listed: the operator reads each of its folders this way on every resync, so
         the cost does not grow with the number of other folders."""
+        engine = current()
+        return {"folder": described(engine, existing(engine.docs_dir, name))}
 
-        def run() -> tuple[int, dict[str, Any]]:
-            engine = guard(request, changes=False)
-            return 200, {"folder": described(engine, existing(engine.docs_dir, name))}
-
-        return await answer(run)
-
-    @router.post("/folders")
-    async def create(request: Request) -> JSONResponse:
-        try:
-            engine = guard(request, changes=True)
-            if settings.read_only:
-                raise Refusal(403, READ_ONLY)
-            body = await json_body(request)
-        except Refusal as refusal:
-            return error(refusal.status, refusal.message, refusal.code)
-
-        def run() -> tuple[int, dict[str, Any]]:
-            changes = {k: v for k, v in body.items() if k != "name"}
-            caller = request.headers.get(MANAGER_HEADER)
-            folder = create_folder(engine.docs_dir, body.get("name"), changes, caller=caller)
-            engine.sync()
-            return 201, {"folder": described(engine, folder)}
-
-        return await answer(run)
+    @router.post("/folders", status_code=201)
+    def create(
+        request: Request, engine: Annotated[Engine, Depends(writable)], body: JsonObject
+    ) -> dict[str, Any]:
+        changes = {k: v for k, v in body.items() if k != "name"}
+        caller = request.headers.get(MANAGER_HEADER)
+        folder = create_folder(engine.docs_dir, body.get("name"), changes, caller=caller)
+        engine.sync()
+        return {"folder": described(engine, folder)}
 
     @router.patch("/folders/{name:path}")
-    async def patch(name: str, request: Request) -> JSONResponse:
-        try:
-            engine = guard(request, changes=True)
-            body = await json_body(request)
-        except Refusal as refusal:
-            return error(refusal.status, refusal.message, refusal.code)
-
-        def run() -> tuple[int, dict[str, Any]]:
-            folder, renamed = patch_folder(
-                engine.docs_dir,
-                name,
-                body,
-                caller=request.headers.get(MANAGER_HEADER),
-                can_rename=not settings.read_only,
-            )
-            if renamed:
-                engine.sync()
-            return 200, {"folder": described(engine, folder)}
-
-        return await answer(run)
+    def patch(
+        name: str, request: Request, engine: Annotated[Engine, Depends(primary)], body: JsonObject
+    ) -> dict[str, Any]:
+        folder, renamed = patch_folder(
+            engine.docs_dir,
+            name,
+            body,
+            caller=request.headers.get(MANAGER_HEADER),
+            can_rename=not settings.read_only,
+        )
+        if renamed:
+            engine.sync()
+        return {"folder": described(engine, folder)}
 
     @router.delete("/folders/{name:path}")
-    async def delete(name: str, request: Request) -> JSONResponse:
-        def run() -> tuple[int, dict[str, Any]]:
-            engine = guard(request, changes=True)
-            if settings.read_only:
-                raise Refusal(403, READ_ONLY)
-            confirm = request.query_params.get("confirm")
-            delete_folder(engine.docs_dir, name, confirm, caller=request.headers.get(MANAGER_HEADER))
-            return 200, {"name": name, "sync": engine.sync().model_dump()}
-
-        return await answer(run)
+    def delete(name: str, request: Request, engine: Annotated[Engine, Depends(writable)]) -> dict[str, Any]:
+        confirm = request.query_params.get("confirm")
+        delete_folder(engine.docs_dir, name, confirm, caller=request.headers.get(MANAGER_HEADER))
+        return {"name": name, "sync": engine.sync().model_dump()}
 
     return router

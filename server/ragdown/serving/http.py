@@ -16,11 +16,13 @@ from starlette.types import Receive, Scope, Send
 
 from ragdown import __version__
 from ragdown.engine import Engine
+from ragdown.errors import RagdownError
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.auth import identify
 from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
+from ragdown.serving.replies import error_reply
 
 
 class RagdownApp:
@@ -101,6 +103,12 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         if rest in ("status", "folders") or rest.startswith("folders/"):
             return JSONResponse({"error": "Method not allowed"}, status_code=405)
         return JSONResponse({"error": "Not found"}, status_code=404)
+
+    @app.exception_handler(RagdownError)
+    async def refused(request: Request, error: RagdownError) -> JSONResponse:
+        """Every refusal and outage, one way (serving/replies.py)."""
+        status, body, headers = error_reply(error)
+        return JSONResponse(body, status_code=status, headers=dict(headers))
 
     @app.exception_handler(StarletteHTTPException)
     async def json_errors(request: Request, exc: StarletteHTTPException) -> JSONResponse:

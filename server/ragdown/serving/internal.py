@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import Refusal
 from ragdown.serving.auth import ADMIN, bearer, same_token
 from ragdown.serving.mcp_routes import McpRoutes
 from ragdown.serving.root import ROOT_ONLY_TOOLS

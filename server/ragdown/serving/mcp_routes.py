@@ -21,16 +21,17 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from ragdown.documents import files
-from ragdown.documents.errors import Refusal
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, is_skipped_entry
 from ragdown.engine import Engine
+from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
-from ragdown.serving.auth import ADMIN, Access, identify
+from ragdown.serving.auth import ADMIN, Access, Unauthorized, identify
 from ragdown.serving.metrics import Metrics
+from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, Forward, build_server
 
@@ -64,6 +65,11 @@ async def send_json(
         }
     )
     await send({"type": "http.response.body", "body": data})
+
+
+async def send_error(send: Send, error: RagdownError) -> None:
+    status, body, headers = error_reply(error)
+    await send_json(send, status, body, [(k.lower().encode(), v.encode()) for k, v in headers])
 
 
 def split_mcp_path(raw_path: bytes) -> list[str] | None:
@@ -189,9 +195,10 @@ class McpRoutes:
         if scope["type"] != "http":
             return
         headers = dict(scope.get("headers") or [])
-        access = identify(headers.get(b"authorization", b"").decode("latin-1"), self.settings)
+        authorization = headers.get(b"authorization", b"").decode("latin-1")
+        access = identify(authorization, self.settings)
         if access is None:
-            await send_json(send, 401, {"error": "Unauthorized"})
+            await send_error(send, Unauthorized(authorization))
             return
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         segments = split_mcp_path(raw[len(b"/mcp") :])
@@ -199,7 +206,7 @@ class McpRoutes:
         if segments == []:
             if not self.settings.root_mcp:
                 if self._unknown(access):
-                    await send_json(send, 401, {"error": "Unauthorized"})
+                    await send_error(send, Unauthorized(authorization))
                 else:
                     await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
@@ -211,7 +218,7 @@ class McpRoutes:
             if folder is not None and access.reaches(folder):
                 server = self.server(self.endpoint_for(folder, segments[1:]))
         if server is None and self._unknown(access):
-            await send_json(send, 401, {"error": "Unauthorized"})  # a token no folder takes
+            await send_error(send, Unauthorized(authorization))  # a token no folder takes
             return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)

@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from ragdown.documents.errors import Refusal
 from ragdown.documents.paths import shown
 from ragdown.engine import Engine
+from ragdown.errors import Refusal
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope

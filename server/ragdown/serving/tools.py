@@ -22,13 +22,13 @@ from pydantic_core import to_jsonable_python
 
 from ragdown.catalog import DocEntry, list_line
 from ragdown.documents.edits import Edit
-from ragdown.documents.errors import Refusal
 from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
 from ragdown.engine import Engine
+from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
-from ragdown.folders.scope import Scope, ScopeError
+from ragdown.folders.scope import Scope
 from ragdown.indexing.sync import SyncReport
-from ragdown.search.filters import FilterError, SearchFilters, normalised_tag
+from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
@@ -144,7 +144,7 @@ def guarded(
         except OverloadedError as error:
             count("overloaded")
             return _error(str(error))
-        except (Refusal, ScopeError, FilterError) as error:
+        except RagdownError as error:  # every refusal and outage: its own sentence (ragdown/errors.py)
             count("error")
             return _error(str(error))
         except OSError as error:  # a permission or a full disk: say so, without the server's paths

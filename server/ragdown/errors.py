@@ -1,0 +1,80 @@
+"""Every error ragdown means to show to a person or an agent derives from `RagdownError`: a message
+saying what was wrong and what to do, the HTTP status that fits it, and an optional `code` a client
+can branch on. Each front end handles the tree once: the CLI prints the message and exits 2, an MCP
+tool answers an `isError` result with it, the HTTP app a JSON `{"error", "code"?}` with the status.
+Anything else is a bug, logged with its traceback and answered as such.
+
+    RagdownError
+    ├── Refusal                    a request understood and turned down (400 … 429)
+    │   ├── NotAFolderError        a folder on a path is a file or a symlink (files.py)
+    │   ├── NotAFileError          a name that is not a regular file (files.py)
+    │   ├── ScopeError             a path_prefix that leaves the scope (folders/scope.py)
+    │   └── FilterError            a search filter that is not one (search/filters.py)
+    ├── UnavailableError           the server cannot do it now; retry later (503)
+    │   ├── OverloadedError        too many tool calls at once (serving/admission.py)
+    │   ├── PrimaryUnreachableError  a reader's primary does not answer (roles/client.py)
+    │   ├── IndexNotReadyError     the index does not exist yet or needs a rebuild (indexing/store.py)
+    │   └── EmbedderError          a model that cannot load, an endpoint that fails (embedders/base.py)
+    └── ConfigError                a setting, folder or data dir that cannot work (400)
+        ├── FolderNotFoundError    the docs folder is missing or not a folder (engine.py)
+        ├── DataDirError           the data dir cannot hold an index (engine.py)
+        └── CliError               a command line the CLI refuses (cli.py)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _rebuild(cls: type[RagdownError], message: str, status: int, code: str | None) -> RagdownError:
+    """Unpickle any error of the tree, whatever its constructor takes (errors cross processes)."""
+    error = cls.__new__(cls)
+    RagdownError.__init__(error, message, status=status, code=code)
+    return error
+
+
+class RagdownError(Exception):
+    """An error meant for whoever asked: `str()` is the message, `status` the HTTP status."""
+
+    status: int = 500
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status if status is not None else type(self).status
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        code = f", code={self.code!r}" if self.code else ""
+        return f"{type(self).__name__}({self.status}, {self.message!r}{code})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.message, self.status, self.code)
+
+
+class Refusal(RagdownError):  # noqa: N818 - the name the whole project uses for a refusal
+    """A bad path, a missing document, a name already taken, a stale hash.
+
+    `code` is a word a client can branch on where the status alone is ambiguous: `changed`,
+    `managed`, `not_managed`, `not_created`, `reader`.
+    """
+
+    status = 400
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message, status=status, code=code)
+
+
+class UnavailableError(RagdownError):
+    """The server cannot do this now; the same request may work in a moment."""
+
+    status = 503
+
+
+class ConfigError(RagdownError):
+    """A setting, a folder or a data dir that cannot work as given."""
+
+    status = 400
