@@ -12,23 +12,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragdown.folders.manage import FOLDER_NAME_RE, FOLDER_TOOLS, folder_name_error
+from ragdown.hook.settings import HookOverrides
 
 # One definition each, shared with the server's /api/folders rules.
 TOOLS = FOLDER_TOOLS
-HOOK_FIELDS = {"topK": "top_k", "minScore": "min_score", "minRatio": "min_ratio", "maxChars": "max_chars"}
 
 
 class InvalidSpecError(ValueError):
     """The spec cannot be applied; the message says which field and what to change."""
-
-
-class HookSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    topK: int | None = Field(default=None, ge=0, le=50)  # noqa: N815 - the CRD's field names
-    minScore: float | None = Field(default=None, ge=0, le=1)  # noqa: N815
-    minRatio: float | None = Field(default=None, ge=0, le=1)  # noqa: N815
-    maxChars: int | None = Field(default=None, ge=0, le=100000)  # noqa: N815
 
 
 class FolderSpec(BaseModel):
@@ -39,7 +30,7 @@ class FolderSpec(BaseModel):
     mcp: bool = False
     readOnly: bool = False  # noqa: N815
     disabledTools: list[Literal[TOOLS]] = Field(default_factory=list)  # type: ignore[valid-type]  # noqa: N815
-    hook: HookSpec = Field(default_factory=HookSpec)
+    hook: HookOverrides = Field(default_factory=HookOverrides)  # camelCase here: topK, minScore…
     deletionPolicy: Literal["Retain", "Delete"] = "Retain"  # noqa: N815
 
     @classmethod
@@ -67,7 +58,7 @@ class FolderSpec(BaseModel):
             "read_only": self.readOnly,
             "disabled_tools": sorted(set(self.disabledTools)),
             # null removes a key: a field dropped from the spec goes back to the server's default
-            "hook": {api: getattr(self.hook, crd) for crd, api in HOOK_FIELDS.items()},
+            "hook": self.hook.model_dump(),
             "managed_by": manager,
         }
 

@@ -21,12 +21,12 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
 from ragdown.errors import ConfigError, Refusal
-from ragdown.folders.config import FOLDER_CONFIG, hook_layer
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
 from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
 from ragdown.hook.settings import HookSettings
+from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.embedders.base import EmbedderError
@@ -279,11 +279,8 @@ class Engine:
         embedder's own values; the files are re-read on every call. The folder is the scope's
         top-level directory (the docs dir itself when it is served as one folder)."""
         top = scope.dir.split("/")[0] if scope and scope.dir else ""
-        layers = [hook_layer(Root(self.docs_dir, (top,) if top else ()), FOLDER_CONFIG)]
-        if self.server_config is not None:
-            layers.append(hook_layer(Root(self.server_config.parent), self.server_config.name))
-        layers.append(self.settings.hook_layer())
-        return resolve_hook(call or {}, layers, self.embedder.min_score, self.embedder.min_ratio)
+        below = hook_layers(self.docs_dir, top, self.server_config, self.settings.hook_layer())
+        return resolve_hook(call or {}, below, self.embedder.min_score, self.embedder.min_ratio)
 
     def context(
         self,

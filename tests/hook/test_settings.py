@@ -28,6 +28,9 @@ def test_each_key_comes_from_the_first_layer_that_sets_it() -> None:
         ("min_score", math.inf),
         ("min_score", math.nan),
         ("min_score", None),
+        ("min_score", -2.0),  # one set of bounds everywhere: 0 to 1, as the RagdownFolder's
+        ("top_k", 51),
+        ("max_chars", 100_001),
         ("min_ratio", 1.5),
         ("min_ratio", -0.1),
         ("top_k", -1),
@@ -48,7 +51,7 @@ def test_an_invalid_value_is_skipped_so_the_next_layer_applies(key: str, value: 
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("min_score", -2.0),
+        ("min_score", 0),
         ("min_score", 1),
         ("min_ratio", 0),
         ("min_ratio", 1),
@@ -68,3 +71,38 @@ def test_a_layer_that_is_not_an_object_is_empty() -> None:
 
 def test_unknown_keys_are_ignored() -> None:
     assert valid_overrides({"top_k": 2, "colour": "red"}) == {"top_k": 2}
+
+
+def test_one_set_of_bounds_for_the_tool_the_environment_and_the_resource() -> None:
+    """The tool's arguments, RAGDOWN_HOOK_* and a RagdownFolder's spec.hook (camelCase, and its CRD
+    schema) all take the bounds of hook/settings.py."""
+    import json
+    from pathlib import Path
+
+    import yaml
+    from pydantic import ValidationError
+
+    from ragdown.folders.settings import ServerSettings
+    from ragdown.hook.settings import BOUNDS, HookOverrides
+
+    crd = yaml.safe_load((Path(__file__).resolve().parents[2] / "crds/ragdownfolder.yaml").read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    schema = HookOverrides.model_json_schema(by_alias=True)["properties"]
+    for key, bound in BOUNDS.items():
+        camel = HookOverrides.model_fields[key].alias
+        assert camel is not None
+        crd_field = spec["hook"]["properties"][camel]
+        assert (crd_field["minimum"], crd_field["maximum"]) == (bound.low, bound.high), key
+        assert crd_field["type"] == ("integer" if bound.whole else "number")
+        model_field = next(s for s in schema[camel]["anyOf"] if s.get("type") != "null")
+        assert (model_field["minimum"], model_field["maximum"]) == (bound.low, bound.high), key
+        over = bound.high + 1
+        with pytest.raises(ValidationError):
+            HookOverrides.model_validate({camel: over})
+        with pytest.raises(ValidationError):
+            ServerSettings(**{f"hook_{key}": over})
+    assert HookOverrides.model_validate({"topK": 6, "minScore": 0.75}).given() == {
+        "top_k": 6,
+        "min_score": 0.75,
+    }
+    assert json.dumps(HookOverrides(top_k=3).given()) == '{"top_k": 3}'

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from typing import Any
 
 from ragdown.documents import files
@@ -17,8 +16,6 @@ log = logging.getLogger(__name__)
 
 FOLDER_CONFIG = ".ragdown.json"
 SERVER_CONFIG = ".ragdown-server.json"
-# The hook settings a settings file may hold (BEHAVIOUR §4.1), validated key by key.
-HOOK_KEYS = ("top_k", "min_score", "min_ratio", "max_chars")
 
 
 def read_json_object(folder: Root, name: str) -> dict[str, Any]:
@@ -41,16 +38,3 @@ def hook_layer(folder: Root, name: str) -> dict[str, Any]:
     """The `hook` object of a settings file ({} when it has none or it is not an object)."""
     hook = read_json_object(folder, name).get("hook")
     return hook if isinstance(hook, dict) else {}
-
-
-def hook_value_error(key: str, value: object) -> str | None:
-    """Why `value` cannot be the hook setting `key`, or None when it can."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return f"{key} must be a number"
-    if key == "min_score":
-        return None
-    if key == "min_ratio":
-        return None if 0 <= value <= 1 else f"{key} must be between 0 and 1"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{key} must be a non-negative integer"
-    return None if value >= 0 else f"{key} must be a non-negative integer"

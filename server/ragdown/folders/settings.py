@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ragdown.hook.settings import MaxChars, MinRatio, MinScore, TopK
+
 
 class ServerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RAGDOWN_", extra="ignore")
@@ -39,18 +41,13 @@ class ServerSettings(BaseSettings):
     query_log_file: Path | None = Field(
         default=None, description="where the query log goes (default <data dir>/query-log.jsonl); one per pod"
     )
-    hook_top_k: int | None = Field(
-        default=None, ge=0, description="ragdown_context: most sections per prompt"
+    # ragdown_context's defaults (docs/hook.md#settings), bounded as everywhere else (hook/settings.py).
+    hook_top_k: TopK | None = Field(default=None, description="ragdown_context: most sections per prompt")
+    hook_min_score: MinScore | None = Field(default=None, description="ragdown_context: lowest cosine")
+    hook_min_ratio: MinRatio | None = Field(
+        default=None, description="ragdown_context: lowest share of the best hit's cosine"
     )
-    hook_min_score: float | None = Field(
-        default=None,
-        allow_inf_nan=False,
-        description="ragdown_context: lowest cosine; default the embedder's",
-    )
-    hook_min_ratio: float | None = Field(
-        default=None, ge=0, le=1, description="ragdown_context: lowest share of the best hit's cosine"
-    )
-    hook_max_chars: int | None = Field(default=None, ge=0, description="ragdown_context: most characters")
+    hook_max_chars: MaxChars | None = Field(default=None, description="ragdown_context: most characters")
     # `serve` and `stdio`
     docs_dir: Path | None = Field(default=None, description="the folders `serve` serves")
     notes_dir: str = Field(default="notes", description="where ragdown_remember writes, inside a folder")

@@ -20,6 +20,7 @@ from ragdown.errors import Refusal
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
+from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.search.filters import SearchFilters
 from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission
@@ -32,7 +33,6 @@ from ragdown.serving.tools import (
     WrittenBy,
     folder_tools,
     guarded,
-    hook_overrides,
     report_in_view,
     stats_json,
     tools_by_name,
@@ -212,12 +212,14 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         session_id: str | None = None,
         reset: bool = False,
         format: Literal["text", "claude-code"] = "text",
-        top_k: int | None = None,
-        min_score: float | None = None,
-        min_ratio: float | None = None,
-        max_chars: int | None = None,
+        top_k: TopK | None = None,
+        min_score: MinScore | None = None,
+        min_ratio: MinRatio | None = None,
+        max_chars: MaxChars | None = None,
     ) -> str:
-        overrides = hook_overrides(top_k, min_score, min_ratio, max_chars)
+        overrides = HookOverrides(
+            top_k=top_k, min_score=min_score, min_ratio=min_ratio, max_chars=max_chars
+        ).given()
         result = engine.context(
             prompt,
             session_id=session_id or None,

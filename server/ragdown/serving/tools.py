@@ -27,6 +27,7 @@ from ragdown.engine import Engine
 from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
+from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.indexing.sync import SyncReport
 from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
@@ -211,14 +212,6 @@ def tools_by_name(endpoint: Endpoint) -> dict[str, Callable[..., str]]:
     return {tool.__name__: tool for tool, _ in endpoint_tools(endpoint)}
 
 
-def hook_overrides(
-    top_k: int | None, min_score: float | None, min_ratio: float | None, max_chars: int | None
-) -> dict[str, float]:
-    """The hook settings a call names; the rest come from the layers below (hook/settings.py)."""
-    given = {"top_k": top_k, "min_score": min_score, "min_ratio": min_ratio, "max_chars": max_chars}
-    return {key: value for key, value in given.items() if value is not None}
-
-
 def report_in_view(
     report: SyncReport, in_view: Callable[[str], bool], shown_as: Callable[[str], str]
 ) -> dict[str, Any]:
@@ -294,14 +287,16 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         session_id: str | None = None,
         reset: bool = False,
         format: Literal["text", "claude-code"] = "text",
-        top_k: Annotated[int | None, Field(ge=1, le=50)] = None,
-        min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
-        min_ratio: Annotated[float | None, Field(ge=0, le=1)] = None,
-        max_chars: Annotated[int | None, Field(ge=1)] = None,
+        top_k: TopK | None = None,
+        min_score: MinScore | None = None,
+        min_ratio: MinRatio | None = None,
+        max_chars: MaxChars | None = None,
     ) -> str:
         """For prompt hooks: the sections related to a prompt as a <ragdown-context> block, or empty
         text. Never repeats a section for the same session_id until reset: true."""
-        overrides = hook_overrides(top_k, min_score, min_ratio, max_chars)
+        overrides = HookOverrides(
+            top_k=top_k, min_score=min_score, min_ratio=min_ratio, max_chars=max_chars
+        ).given()
         started = time.perf_counter()
         result = engine.context(
             prompt,
