@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# One image for the server and the operator (ARCHITECTURE §1, §6): non-root, the int8 MiniLM built in.
+# One image for the server and the operator (docs/design.md#layering, docs/cluster.md): non-root,
+# the int8 MiniLM built in.
 #
 #   docker build -t ragdown .
 #   docker run -p 3000:3000 -v "$PWD/examples/notes:/data/docs/notes" -e RAGDOWN_TOKEN=dev-token ragdown
@@ -69,7 +70,7 @@ COPY --from=builder /opt/venv /opt/venv
 COPY --from=builder /opt/ragdown/models /opt/ragdown/models
 
 # LANCE_CPU_THREADS >= 2: older lance deadlocked building the full-text index on small CPU pools
-# (ARCHITECTURE §3). XDG_CACHE_HOME points at /tmp so a read-only root filesystem only needs an
+# (docs/design.md#lancedb-threads). XDG_CACHE_HOME points at /tmp so a read-only root filesystem only needs an
 # emptyDir there. The baked models are found through RAGDOWN_MODELS_BUNDLED even when RAGDOWN_MODELS
 # points at a writable volume (the chart's, for hub embedders the image does not bake).
 ENV PATH=/opt/venv/bin:$PATH \

@@ -29,7 +29,8 @@ The identifier and alias sets of the mcp-ragdown README (diversity.ts, links.ts)
 so these are our own, over the same generated corpus:
 
 - identifier: each query names a string that occurs in exactly one section of the corpus, in a form
-  BEHAVIOUR §3.2 routes: `localhost:<port>/healthz` and `.../metrics` URLs and `journalctl -u <slug>`
+  docs/search.md#identifier-routing routes: `localhost:<port>/healthz` and `.../metrics` URLs and
+  `journalctl -u <slug>`
   (Troubleshooting), and each production-only `veltra <cmd> <slug>` step in backticks (Deployment ›
   Production). Candidates that are not unique (shared ports, team-wide notify steps) are dropped.
 - alias: a second copy of the corpus whose front matter adds one codename per runbook
@@ -66,7 +67,7 @@ from runbooks_gen import Corpus, Doc, Question, generate, render_blocks, render_
 
 DEPTH = 10  # retrieval.ts ranks the top 10 of each retriever
 TOP_K = 4
-HOOK_MAX_CHARS = 100_000  # large enough that the budget (§4.2 step 10) never drops a gated hit
+HOOK_MAX_CHARS = 100_000  # large enough that the budget (docs/hook.md#gates step 10) never drops a gated hit
 # gate.ts's top steps, then finer below 0.80: MiniLM's cosines spread wider than granite's, so its
 # knee sits lower.
 MIN_SCORES = [0.30, 0.35, 0.40]
@@ -260,7 +261,7 @@ def metrics(values: Sequence[float]) -> tuple[float, float, float, float]:
     )
 
 
-# ---------- the hook (BEHAVIOUR §4.2) ----------
+# ---------- the hook (docs/hook.md#gates) ----------
 @dataclass(frozen=True)
 class HookRun:
     """One hook setting over the answerable questions and the off-topic prompts."""
@@ -362,7 +363,7 @@ def top_hits(engine: Engine, queries: Sequence[str], abstain: bool) -> list[list
 
 
 def why_not_refused(engine: Engine, query: str) -> tuple[int, float]:
-    """What abstention looks at (BEHAVIOUR §3 / `knows_nothing`): the lexical matches in the pool
+    """What abstention looks at (docs/search.md#pipeline / `knows_nothing`): the lexical matches in the pool
     and the best dense cosine."""
     vector = engine.embedder.embed_query(query)
     where = where_clause(SearchFilters(), engine.store.superseded_paths())

@@ -1,6 +1,6 @@
 """The Dockerfile, .dockerignore and kind-config.yaml, checked without a Docker engine or a cluster.
 
-No Docker engine runs here (ARCHITECTURE §8), so the Dockerfile is parsed and its promises are
+No Docker engine runs here (docs/design.md#how-it-is-tested), so the Dockerfile is parsed and its promises are
 checked one by one: stages, non-root user, health check, entry point, the model built into the
 image, and a build context that holds every file a COPY needs. The image's `pip install .` is
 reproduced offline: a wheel is built from exactly the files the builder stage copies (after
@@ -260,7 +260,7 @@ def test_runtime_environment() -> None:
         "XDG_CACHE_HOME": "/tmp/cache",
     }
     assert {key: env.get(key) for key in expected} == expected
-    # lance's full-text indexing deadlocked with fewer than two threads (ARCHITECTURE §3).
+    # lance's full-text indexing deadlocked with fewer than two threads (docs/design.md#lancedb-threads).
     assert int(env["LANCE_CPU_THREADS"]) >= 2
     exposed = {port for i in FINAL.all("EXPOSE") for port in i.args.split()}
     assert {"3000", "9090"} <= exposed

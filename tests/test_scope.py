@@ -1,4 +1,4 @@
-"""Scopes (BEHAVIOUR §3.6): prefixes are directories, `..` is refused, paths come out relative."""
+"""Scopes (docs/search.md#scopes): prefixes are directories, `..` is refused, paths come out relative."""
 
 from __future__ import annotations
 

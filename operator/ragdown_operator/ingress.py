@@ -1,4 +1,5 @@
-"""The Ingress that routes `/mcp/<folder>` to the readers (ARCHITECTURE §2): one per MCP folder."""
+"""The Ingress that routes `/mcp/<folder>` to the readers (docs/design.md#processes-and-roles): one per MCP
+folder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What reconciling one RagdownFolder ensures, step by step (ARCHITECTURE §6):
+"""What reconciling one RagdownFolder ensures, step by step (docs/cluster.md):
 
 1. the spec is valid (else `InvalidSpec`: a status message and no retry until it changes);
 2. the folder exists on the indexer with exactly the spec's settings, marked as managed by this

@@ -1,4 +1,5 @@
-"""A RagdownFolder's spec, checked, and what it asks of the indexer (BEHAVIOUR §7.4's folder body).
+"""A RagdownFolder's spec, checked, and what it asks of the indexer (docs/tools.md#folder-routes's folder
+body).
 
 The API server already enforces the CRD's schema; this check repeats the rules that matter, so an
 object that slipped past (an older CRD, a server without CEL) gets a clear message instead of a

@@ -1,4 +1,5 @@
-"""What the index holds, as agents read it: documents listed, one read, counts (BEHAVIOUR §5.3).
+"""What the index holds, as agents read it: documents listed, one read, counts
+(docs/tools.md#ragdown_read_doc).
 
 Reads go to the files on disk (the text exactly as written, its hash); the index supplies what
 is known about each document (title, tags, provenance, supersedes).

@@ -1,4 +1,5 @@
-"""Document changes as agents ask for them, on a scope, each indexed before it answers (BEHAVIOUR §6).
+"""Document changes as agents ask for them, on a scope, each indexed before it answers
+(docs/documents.md#how-a-change-is-written).
 
 The rules live in `documents/`; this module points them at the scope's directory, maps paths
 between the scope and the folder (links resolve within the folder), and syncs after each change.

@@ -1,6 +1,6 @@
 """The Helm chart, rendered and linted by Helm's own library (helm-python-sdk), every object checked
 against the Kubernetes OpenAPI schemas (kubernetes-validate --strict), and the behaviour the chart
-promises (ARCHITECTURE §6) asserted on the rendered objects. Offline: no cluster is involved."""
+promises (docs/cluster.md) asserted on the rendered objects. Offline: no cluster is involved."""
 
 from __future__ import annotations
 

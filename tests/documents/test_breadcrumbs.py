@@ -1,4 +1,4 @@
-"""§1.7 breadcrumb, the embedded text and the lexical text."""
+"""docs/documents.md#embedded-and-lexical-text breadcrumb, the embedded text and the lexical text."""
 
 from __future__ import annotations
 

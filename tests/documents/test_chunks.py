@@ -1,4 +1,4 @@
-"""§1.5 sections and headings, §1.6 packing."""
+"""docs/documents.md#sections-and-breadcrumbs sections and headings, docs/documents.md#packing packing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§6.7 exact-passage edits."""
+"""docs/documents.md#edit exact-passage edits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The physical half of the path rule and linearizable writes (documents/files.py), and the §5.2 hash
+"""The physical half of the path rule and linearizable writes (documents/files.py), and the
+docs/documents.md#hashes hash
 rules (documents/hashes.py): files opened one folder at a time, never through a symlink; writes that
 appear whole; one writer of a file at a time across threads and processes."""
 

@@ -1,4 +1,5 @@
-"""§1.2 front matter: markers, unquote, title, the list reader, the scalar reader and the fields."""
+"""docs/documents.md#front-matter front matter: markers, unquote, title, the list reader, the scalar reader
+and the fields."""
 
 from __future__ import annotations
 

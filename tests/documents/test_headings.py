@@ -1,4 +1,4 @@
-"""§6.3 heading ranges."""
+"""docs/documents.md#heading-ranges heading ranges."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§1.1 line handling and the shared fence rule of §1.5."""
+"""docs/documents.md#lines-fences-and-headings line handling and the shared fence rule of
+docs/documents.md#sections-and-breadcrumbs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§6.1 finding links, §6.2 parsing and resolving them, §6.4 backlinks."""
+"""docs/documents.md#finding-links finding links, docs/documents.md#wikilink-resolution parsing and resolving
+them, docs/documents.md#backlinks backlinks."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def assert_offsets(text: str, found: list[Link]) -> None:
         assert text[link.start : link.end] == link.target
 
 
-# --- §6.1 finding links -----------------------------------------------------------------------
+# --- docs/documents.md#finding-links finding links ----------------------------------------------------------
 
 
 def test_spec_example_gives_three_links() -> None:
@@ -155,7 +156,7 @@ def test_links_come_in_text_order_and_wiki_only_drops_markdown_links() -> None:
     assert [link.raw for link in find_links(text, wiki_only=True)] == ["w", "v"]
 
 
-# --- §6.2 parsing -----------------------------------------------------------------------------
+# --- docs/documents.md#wikilink-resolution parsing ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -204,7 +205,7 @@ def test_normalise_target_decodes_only_well_formed_escapes(target: str, expected
     assert normalise_target(target) == expected
 
 
-# --- §6.2 resolution --------------------------------------------------------------------------
+# --- docs/documents.md#wikilink-resolution resolution -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -373,7 +374,7 @@ def test_resolve_link_by_kind() -> None:
     assert resolve_link(INDEX, missing, "Home.md") is None
 
 
-# --- §6.4 backlinks ---------------------------------------------------------------------------
+# --- docs/documents.md#backlinks backlinks ------------------------------------------------------------------
 
 DR_INDEX = LinkIndex(
     ["index.md", "ops/dr.md", "ops/near.md", "ops/quiet.md", "b.md", "z.md"],

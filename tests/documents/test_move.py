@@ -1,4 +1,4 @@
-"""§6.5 moving a document or a subfolder and rewriting the links the move would break."""
+"""docs/documents.md#move moving a document or a subfolder and rewriting the links the move would break."""
 
 from __future__ import annotations
 

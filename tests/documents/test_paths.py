@@ -1,5 +1,6 @@
-"""The path rule (§6.9, docs/security.md): the lexical half (`check_path`), the physical half as it
-refuses a path (`documents/files.py`), and the §7.5 RAGDOWN_NOTES_DIR rule."""
+"""The path rule (docs/documents.md#the-path-rule, docs/security.md): the lexical half (`check_path`), the
+physical half as it
+refuses a path (`documents/files.py`), and the docs/design.md#configuration RAGDOWN_NOTES_DIR rule."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Property tests of the Markdown layer: §1 chunking and metadata, §6.1 links, §6.3 heading ranges,
-§6.7 edits.
+"""Property tests of the Markdown layer: docs/documents.md chunking and metadata,
+docs/documents.md#finding-links links, docs/documents.md#heading-ranges heading ranges,
+docs/documents.md#edit edits.
 
 Each property is checked against a small model written here from the spec, not from the code.
 Runs are derandomised and keep no example database, so CI sees the same examples every run.
@@ -53,21 +54,22 @@ def examples(count: int) -> settings:
 
 # --- the spec's rules, restated as the model the properties check against ---------------------
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # §1.5
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")  # §1.5
-_CLOSING = re.compile(r"^(---|\.\.\.)\s*$")  # §1.2
-_TITLE = re.compile(r"^title:\s*(.+?)\s*$")  # §1.2
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # docs/documents.md#sections-and-breadcrumbs
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")  # docs/documents.md#sections-and-breadcrumbs
+_CLOSING = re.compile(r"^(---|\.\.\.)\s*$")  # docs/documents.md#front-matter
+_TITLE = re.compile(r"^title:\s*(.+?)\s*$")  # docs/documents.md#front-matter
 BOM = "\ufeff"
 
 
 def lines_of(text: str) -> list[str]:
-    """§1.1: CRLF and lone CR are line breaks; a trailing one makes an empty last line. A leading
+    """docs/documents.md#lines-fences-and-headings: CRLF and lone CR are line breaks; a trailing one makes an
+    empty last line. A leading
     byte-order mark is no part of line 1 (see the last tests)."""
     return text.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def body_start_of(lines: list[str]) -> int:
-    """§1.2: the 0-based index of the first body line."""
+    """docs/documents.md#front-matter: the 0-based index of the first body line."""
     if lines[0].strip() != "---":
         return 0
     return next((i + 1 for i in range(1, len(lines)) if _CLOSING.match(lines[i])), 0)
@@ -79,7 +81,8 @@ def unquote(value: str) -> str:
 
 @dataclass(frozen=True)
 class Outline:
-    """What §1.5 says about a document's lines: which are fenced, which are headings and where."""
+    """What docs/documents.md#sections-and-breadcrumbs says about a document's lines: which are fenced, which
+    are headings and where."""
 
     fenced: frozenset[int]  # 0-based: fence lines and the lines inside a fence
     headings: dict[int, tuple[int, str]]  # 0-based line -> (level, name), outside fences
@@ -111,7 +114,7 @@ def no_whitespace(text: str) -> str:
 def expected_chunk_text(
     lines: list[str], start: int, end: int, outline: Outline, max_chars: int, first: str
 ) -> list[str]:
-    """The lines a chunk spanning file lines start..end (1-based) must have, by §1.6.
+    """The lines a chunk spanning file lines start..end (1-based) must have, by docs/documents.md#packing.
 
     Paragraphs are joined by one blank line, so each run of blank lines outside a fence reads as
     one empty line; blank lines inside a fence are code and stay. A line longer than max_chars is
@@ -135,9 +138,10 @@ def slices(line: str, max_chars: int) -> frozenset[str]:
     return frozenset(line[k : k + max_chars] for k in range(0, len(line), max_chars))
 
 
-# --- §1 chunking ------------------------------------------------------------------------------
+# --- docs/documents.md chunking -----------------------------------------------------------------------------
 
-# The indexer's sizes (1500, and 500 for MiniLM) and small ones that make every rule of §1.6 fire.
+# The indexer's sizes (1500, and 500 for MiniLM) and small ones that make every rule of
+# docs/documents.md#packing fire.
 chunk_sizes = st.sampled_from([1500, 500, 1, 2, 7, 40, 120])
 
 
@@ -151,7 +155,8 @@ def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars:
     paragraphs read as one, and a line too long for a chunk as its slices); no heading line is
     inside a chunk; chunks follow each other in the file, sharing a line only when that line was
     sliced; and, whitespace aside, the chunks together are exactly the body's non-heading lines,
-    each once (§1.5-§1.6: only heading lines and blank lines are left out of chunks).
+    each once (docs/documents.md#sections-and-breadcrumbs-docs/documents.md#packing: only heading lines and
+    blank lines are left out of chunks).
     """
     doc = parse_document(source, "notes/doc.md", max_chars)
     lines = lines_of(source)
@@ -163,7 +168,8 @@ def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars:
     assert [c.index for c in chunks] == list(range(len(chunks)))
     assert {c.title for c in chunks} == {doc.title}
     if not no_whitespace("".join(body)):
-        # §1.6.5: headings only, or nothing: one chunk, whose line_start may be one past the last
+        # docs/documents.md#packing: headings only, or nothing: one chunk, whose line_start may be one past
+        # the last
         # line when the front matter closes on it, as the spec's formula gives.
         assert len(chunks) == 1
         (only,) = chunks
@@ -188,7 +194,8 @@ def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars:
 @examples(300)
 @given(source=documents)
 def test_titles_and_breadcrumbs_follow_the_heading_stack(source: str) -> None:
-    """§1.5: each chunk's heading is the stack of headings above its first line; §1.5 title rule."""
+    """docs/documents.md#sections-and-breadcrumbs: each chunk's heading is the stack of headings above its
+    first line; docs/documents.md#sections-and-breadcrumbs title rule."""
     lines = lines_of(source)
     start = body_start_of(lines)
     outline = outline_of(lines, start)
@@ -202,7 +209,7 @@ def test_titles_and_breadcrumbs_follow_the_heading_stack(source: str) -> None:
 
     body = [lines[i] for i in range(start, len(lines)) if i not in outline.headings]
     if not no_whitespace("".join(body)):
-        assert [c.heading for c in chunks] == [""]  # §1.6.5
+        assert [c.heading for c in chunks] == [""]  # docs/documents.md#packing
         return
     for chunk in chunks:
         # On a heading of level L the stack keeps levels above L, and L gets the name.
@@ -214,7 +221,7 @@ def test_titles_and_breadcrumbs_follow_the_heading_stack(source: str) -> None:
         assert chunk.heading == BREADCRUMB_SEPARATOR.join(stack[lv] for lv in sorted(stack)), chunk
 
 
-# --- §6.7 edits -------------------------------------------------------------------------------
+# --- docs/documents.md#edit edits ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -224,7 +231,8 @@ class Refused:
 
 
 def model_edits(text: str, edits: list[Edit]) -> tuple[str, int] | Refused:
-    """§6.7 restated: CRLF read as LF everywhere, then each edit on the result of the one before.
+    """docs/documents.md#edit restated: CRLF read as LF everywhere, then each edit on the result of the one
+    before.
 
     An empty old_text is in no document: it is refused as not found (the reference counted the
     gaps between characters instead, which no caller means).
@@ -317,7 +325,7 @@ def file_edit_cases(draw: st.DrawFn) -> tuple[bytes, list[Edit]]:
 def test_an_edit_writes_the_whole_result_or_leaves_the_file_alone(case: tuple[bytes, list[Edit]]) -> None:
     """Through `ragdown_edit`'s code and a real file: a refused edit leaves the bytes as they were
     and does not sync; an edit that applies writes the model's text, CRLF again if the file had
-    any CRLF (§6.6, §6.7), undecodable bytes as they were."""
+    any CRLF (docs/documents.md#write, docs/documents.md#edit), undecodable bytes as they were."""
     data, edits = case
     expected = model_edits(data.decode("utf-8", "surrogateescape"), edits)
     with tempfile.TemporaryDirectory() as folder:
@@ -342,7 +350,7 @@ def test_an_edit_writes_the_whole_result_or_leaves_the_file_alone(case: tuple[by
         assert sorted(p.name for p in docs.rglob("*")) == ["doc.md", "ops"]  # no temporary file left
 
 
-# --- §1.1 lines, §1.2 front matter, §1.4 tags -------------------------------------------------
+# --- lines, front matter, tags (docs/documents.md#lines-fences-and-headings, #front-matter, #tags) ---
 
 
 @examples(300)
@@ -362,7 +370,8 @@ def test_split_lines_round_trips(text: str) -> None:
 @examples(300)
 @given(source=documents, key=st.sampled_from(["tags", "aliases", "supersedes", "description", "x"]))
 def test_front_matter_is_the_lines_between_the_markers(source: str, key: str) -> None:
-    """§1.2: front matter only from line 1 `---` to the first closing line after it; its readers
+    """docs/documents.md#front-matter: front matter only from line 1 `---` to the first closing line after it;
+    its readers
     never raise, and read keys only at column 0."""
     lines = split_lines(source)
     front = read_front_matter(lines)
@@ -383,7 +392,8 @@ def test_front_matter_is_the_lines_between_the_markers(source: str, key: str) ->
 @examples(300)
 @given(source=documents, path=st.sampled_from(["doc.md", "notes/doc.md", "a/b/c.md", "notes\\win.md"]))
 def test_document_metadata_is_well_formed(source: str, path: str) -> None:
-    """§1.2-§1.4: tags sorted, distinct and already normal; aliases distinct and non-empty;
+    """docs/documents.md#front-matter-docs/documents.md#tags: tags sorted, distinct and already normal;
+    aliases distinct and non-empty;
     supersedes normalised, root-relative paths that do not climb out."""
     meta = read_document_meta(source, path)
     assert meta.tags == sorted(set(meta.tags))
@@ -399,7 +409,8 @@ def test_document_metadata_is_well_formed(source: str, path: str) -> None:
 @examples(300)
 @given(source=fence_documents())
 def test_nothing_in_code_is_a_tag_or_a_link(source: str) -> None:
-    """§1.4, §6.1: fenced blocks (closed, or open to the end), inline code and, for tags, indented
+    """docs/documents.md#tags, docs/documents.md#finding-links: fenced blocks (closed, or open to the end),
+    inline code and, for tags, indented
     code hide tags and links; prose does not. Only code says `secret` in these documents."""
     tags = read_document_meta(source).tags
     assert not [tag for tag in tags if "secret" in tag]
@@ -409,7 +420,7 @@ def test_nothing_in_code_is_a_tag_or_a_link(source: str) -> None:
     assert ("Visible Note" in targets) == ("[[Visible Note|shown]]" in source)
 
 
-# --- §6.1 links, §6.3 heading ranges ----------------------------------------------------------
+# --- docs/documents.md#finding-links links, docs/documents.md#heading-ranges heading ranges -----------------
 
 
 @examples(300)
@@ -425,7 +436,8 @@ def test_link_offsets_point_at_their_targets(source: str) -> None:
         assert link.kind == "wiki" or link.target
 
 
-# Lines (no LF: §1.1 splits there) made of what the heading rule looks at: `#`s, whitespace of
+# Lines (no LF: docs/documents.md#lines-fences-and-headings splits there) made of what the heading rule looks
+# at: `#`s, whitespace of
 # several kinds, other text.
 heading_like_lines = st.one_of(
     headings,
@@ -439,7 +451,8 @@ heading_like_lines = st.one_of(
 @examples(1000)
 @given(line=heading_like_lines)
 def test_the_heading_rule_is_the_spec_regex(line: str) -> None:
-    """`match_heading` gives exactly what §1.5's regex gives (it replaces the regex for speed)."""
+    """`match_heading` gives exactly what docs/documents.md#sections-and-breadcrumbs's regex gives (it
+    replaces the regex for speed)."""
     spec = _HEADING.match(line)
     assert match_heading(line) == (None if spec is None else (len(spec.group(1)), spec.group(2)))
 
@@ -471,7 +484,8 @@ def heading_cases(draw: st.DrawFn) -> tuple[str, str]:
 @examples(300)
 @given(case=heading_cases())
 def test_a_heading_range_runs_to_the_next_heading_of_its_level(case: tuple[str, str]) -> None:
-    """§6.3: from the first heading (outside fences) named like the anchor's last part, trimmed and
+    """docs/documents.md#heading-ranges: from the first heading (outside fences) named like the anchor's last
+    part, trimmed and
     lowercased, to the line before the next heading of its level or above, or the last line."""
     source, anchor = case
     lines = lines_of(source)

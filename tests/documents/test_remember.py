@@ -1,4 +1,5 @@
-"""§6.8 `ragdown_remember`: where it writes, the name, supersedes and the exact front matter."""
+"""docs/documents.md#remember `ragdown_remember`: where it writes, the name, supersedes and the exact front
+matter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§1.3 supersedes: read from front matter, resolved against the document's own directory."""
+"""docs/documents.md#supersedes supersedes: read from front matter, resolved against the document's own
+directory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""§1.4 tags: normaliseTag, front-matter tags and inline tags outside code."""
+"""docs/documents.md#tags tags: normaliseTag, front-matter tags and inline tags outside code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""§6.6 `ragdown_write`, §6.10 save, delete and remove: every vector and refusal message."""
+"""docs/documents.md#write `ragdown_write`, docs/documents.md#how-a-change-is-written save, delete and remove:
+every vector and refusal message."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def hash_of(root: Path, path: str) -> str:
     return file_hash(on_disk(root, path))
 
 
-# --- provenance stamping (§6.6) ---
+# --- provenance stamping (docs/documents.md#write) ---
 
 
 def test_stamp_vectors() -> None:
@@ -205,7 +206,7 @@ def test_an_append_waits_for_a_writer_holding_the_file_and_adds_to_its_version(r
     assert on_disk(root, "ops/backups.md").decode() == "# Someone else's\n\nmine\n"
 
 
-# --- save (§6.10) ---
+# --- save (docs/documents.md#how-a-change-is-written) ---
 
 
 def test_save_creates_with_folders_and_refuses_an_existing_file(root: Path) -> None:
@@ -282,7 +283,7 @@ def test_save_through_a_symlinked_folder_is_refused(root: Path, tmp_path: Path) 
     assert not (root / "ops" / "x.md").exists()
 
 
-# --- delete_document and remove (§6.10) ---
+# --- delete_document and remove (docs/documents.md#how-a-change-is-written) ---
 
 
 def test_delete_document(root: Path) -> None:

@@ -1,4 +1,4 @@
-"""`ragdown_context` through the engine: real LanceDB, the hash embedder, real files (BEHAVIOUR §4)."""
+"""`ragdown_context` through the engine: real LanceDB, the hash embedder, real files (docs/hook.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hook's gates and bypasses (BEHAVIOUR §4.2 steps 5–8) on hand-made candidates."""
+"""The hook's gates and bypasses (docs/hook.md#gates steps 5–8) on hand-made candidates."""
 
 from __future__ import annotations
 

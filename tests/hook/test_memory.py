@@ -1,4 +1,4 @@
-"""Session memory (BEHAVIOUR §4.3): per-scope keys, LRU of 200, forget."""
+"""Session memory (docs/hook.md#session-memory): per-scope keys, LRU of 200, forget."""
 
 from __future__ import annotations
 

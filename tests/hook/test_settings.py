@@ -1,4 +1,4 @@
-"""Hook settings layering (BEHAVIOUR §4.1): argument > folder > saved > environment > default."""
+"""Hook settings layering (docs/hook.md#settings): argument > folder > saved > environment > default."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The cluster's shape as local processes (ARCHITECTURE §8): an indexer and a reader sharing one data
+"""The cluster's shape as local processes (docs/design.md#how-it-is-tested): an indexer and a reader sharing
+one data
 dir, the operator reconciling two RagdownFolders against the emulated API, and a path router built
 from the Ingress objects the operator created — the part an ingress controller plays in a cluster.
 An agent's MCP client goes through that router only."""

@@ -1,4 +1,4 @@
-"""The RagdownFolder CRD, checked offline (ARCHITECTURE §6, §8).
+"""The RagdownFolder CRD, checked offline (docs/cluster.md, docs/design.md#how-it-is-tested).
 
 No API server is reachable here, so the CRD is checked the ways that can be real: as a
 Kubernetes manifest (`kubernetes-validate --strict`), against the structural-schema rules the

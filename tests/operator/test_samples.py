@@ -1,4 +1,5 @@
-"""The sample resources in examples/k8s/ are what the API server would admit (ARCHITECTURE §8).
+"""The sample resources in examples/k8s/ are what the API server would admit
+(docs/design.md#how-it-is-tested).
 
 Every `RagdownFolder` document there is checked the way `tests/operator/test_crd.py` emulates the
 API server (defaults, strict fields, the OpenAPI schema, the CEL rules), and broken copies of the

@@ -1,4 +1,5 @@
-"""Alias matching and boost (BEHAVIOUR §3.3) and the per-document cap (§3.4)."""
+"""Alias matching and boost (docs/search.md#alias-boost) and the per-document cap
+(docs/search.md#per-document-cap)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hit blocks (BEHAVIOUR §4.4) and the query log's rotation (§3.7)."""
+"""Hit blocks (docs/hook.md#output) and the query log's rotation (docs/search.md#query-log)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RRF and routed score fusion (BEHAVIOUR §3.1 step 6, §3.2)."""
+"""RRF and routed score fusion (docs/search.md#pools step 6, docs/search.md#identifier-routing)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Identifier routing (BEHAVIOUR §3.2): the exact routed and not-routed tables, and each rule."""
+"""Identifier routing (docs/search.md#identifier-routing): the exact routed and not-routed tables, and each
+rule."""
 
 from __future__ import annotations
 

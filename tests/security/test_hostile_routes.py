@@ -147,7 +147,8 @@ def test_a_real_folder_answers_so_the_404s_mean_something(served: Served) -> Non
 @pytest.mark.parametrize("url", list(MCP_URLS.values()), ids=list(MCP_URLS))
 @pytest.mark.parametrize("method", ["POST", "GET", "DELETE"])
 def test_mcp_url_answers_as_a_missing_folder(served: Served, sandbox: Sandbox, method: str, url: str) -> None:
-    """§7.2: missing, human-only, a symlink, a file, a dot-folder or a climb all answer the same
+    """docs/tools.md#mcp-routes: missing, human-only, a symlink, a file, a dot-folder or a climb all answer
+    the same
     404 body byte for byte, so nobody can tell which folders exist (every method reaches MCP)."""
     expected = not_found_body(served)
     before = sandbox.state()
@@ -184,7 +185,7 @@ async def test_root_tool_with_a_hostile_folder(
     root: McpTarget, sandbox: Sandbox, call: str, folder: Hostile
 ) -> None:
     """Root `/mcp`: a folder that is not one with MCP on (human-only, a symlink, a climb, a dot-folder)
-    is refused by every tool, as a missing one is (§5.4)."""
+    is refused by every tool, as a missing one is (docs/tools.md#root-mcp)."""
     tool, arguments = FOLDER_CALLS[call]
     await attack(sandbox, root, tool, {**arguments, "folder": folder.path}, must_refuse=True)
 
@@ -192,7 +193,7 @@ async def test_root_tool_with_a_hostile_folder(
 @pytest.mark.anyio
 @pytest.mark.parametrize("call", list(FOLDER_CALLS), ids=list(FOLDER_CALLS))
 async def test_root_answers_a_human_only_folder_as_a_missing_one(root: McpTarget, call: str) -> None:
-    """§5.4: nothing in the answer tells a human-only folder from one that does not exist."""
+    """docs/tools.md#root-mcp: nothing in the answer tells a human-only folder from a missing one."""
     tool, arguments = FOLDER_CALLS[call]
     private = await root.call(tool, {**arguments, "folder": "private"})
     missing = await root.call(tool, {**arguments, "folder": "nowhere"})
@@ -201,7 +202,8 @@ async def test_root_answers_a_human_only_folder_as_a_missing_one(root: McpTarget
     assert private.text.replace("private", "<name>") == missing.text.replace("nowhere", "<name>")
 
 
-# A good folder name per §7.4: one of these that is not taken may be created (`secret_link.md` is).
+# A good folder name per docs/tools.md#folder-routes: one of these that is not taken may be created
+# (`secret_link.md` is).
 FOLDER_NAME_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}")
 TAKEN = {"ops", "private", "scratch", "outside_link"}
 FOLDER_NAMES = [

@@ -1,4 +1,5 @@
-"""The chart's Grafana dashboard and alert rules query only what ragdown exports (ARCHITECTURE §7).
+"""The chart's Grafana dashboard and alert rules query only what ragdown exports
+(docs/cluster.md#server-metrics).
 
 A dashboard that names a metric or label the server does not export shows "No data" forever, and an
 alert on one never fires; nobody notices either. So a real server process is started, called over

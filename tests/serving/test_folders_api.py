@@ -1,4 +1,5 @@
-"""`/api/folders` (BEHAVIOUR §7.4) over real HTTP, and the managed-folder rule the operator relies on:
+"""`/api/folders` (docs/tools.md#folder-routes) over real HTTP, and the managed-folder rule the operator
+relies on:
 a folder whose `.ragdown.json` names a manager refuses everyone else's change and says what to edit."""
 
 from __future__ import annotations

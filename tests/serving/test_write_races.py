@@ -43,7 +43,7 @@ SEED = "# Seed\n\nAlways here.\n"
 
 
 def sha12(text: str) -> str:
-    """The short hash a tool shows for a file holding `text` (BEHAVIOUR §5.2)."""
+    """The short hash a tool shows for a file holding `text` (docs/documents.md#hashes)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -282,7 +282,8 @@ def test_racing_appends_are_all_kept_once_each(cluster: Cluster) -> None:
     disk = cluster.file("journal.md").read_bytes().decode("utf-8")
     present = [line for line in disk.split("\n") if line in markers]
     assert len(present) == len(set(present)), "an append landed twice"
-    # Not torn: exactly the §6.6 append rule applied once per present marker, in the file's order.
+    # Not torn: exactly the docs/documents.md#write append rule applied once per present marker, in the file's
+    # order.
     assert disk == initial.rstrip("\n") + "".join(f"\n\n{m}" for m in present) + "\n"
     lost = acked - set(present)
     assert not lost, f"{len(acked)} of {RACERS} appends acknowledged, {len(lost)} of them lost"
@@ -335,7 +336,7 @@ def test_racing_edits_of_different_lines_are_all_kept(cluster: Cluster) -> None:
 REWRITTEN = ["rewrite-0.md", "rewrite-1.md", "rewrite-2.md"]
 APPENDED = ["log-0.md", "log-1.md"]
 CREATOR = "created"
-# Files are created without created_by, so a create stamps this (§6.6, no session given).
+# Files are created without created_by, so a create stamps this (docs/documents.md#write, no session given).
 CREATE_STAMP = "---\ncreated_by: ragdown_write\n---\n"
 
 
@@ -356,7 +357,7 @@ def log_line(name: str, number: int) -> str:
 
 
 def log_text(name: str, count: int) -> str:
-    """A log after `count` appends, by the §6.6 append rule."""
+    """A log after `count` appends, by the docs/documents.md#write append rule."""
     head = f"# {name}\n\nThe first line.\n"
     if not count:
         return head

@@ -1,7 +1,8 @@
-"""§6.7 exact-passage edits: a pure function from a text and its edits to the new text.
+"""docs/documents.md#edit exact-passage edits: a pure function from a text and its edits to the new text.
 
 Nothing here reads or writes files; the caller checks the base hash, and writes the result back
-(through §6.10, after `with_line_endings_of` has restored a CRLF file's line endings).
+(through docs/documents.md#how-a-change-is-written, after `with_line_endings_of` has restored a CRLF file's
+line endings).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The content hash (BEHAVIOUR §5.2): what a read returns and a `base_hash` is checked against."""
+"""The content hash (docs/documents.md#hashes): what a read returns and a `base_hash` is checked against."""
 
 from __future__ import annotations
 

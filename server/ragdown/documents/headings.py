@@ -1,4 +1,5 @@
-"""§6.3 heading ranges: the lines under a heading, for `Note#Heading` reads and appends."""
+"""docs/documents.md#heading-ranges heading ranges: the lines under a heading, for `Note#Heading` reads and
+appends."""
 
 from __future__ import annotations
 
@@ -37,5 +38,6 @@ def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int]
 
 
 def heading_range(text: str, anchor: str) -> tuple[int, int] | None:
-    """`heading_range_in_lines` over a document's text, split as §1.1 splits it."""
+    """`heading_range_in_lines` over a document's text, split as docs/documents.md#lines-fences-and-headings
+    splits it."""
     return heading_range_in_lines(split_lines(text), anchor)

@@ -31,7 +31,8 @@ class Heading(NamedTuple):
 
 
 def match_heading(line: str) -> Heading | None:
-    """The heading a line is, by §1.5's rule `^\\s{0,3}(#{1,6})\\s+(.+?)\\s*#*\\s*$`, or None.
+    """The heading a line is, by docs/documents.md#sections-and-breadcrumbs's rule
+    `^\\s{0,3}(#{1,6})\\s+(.+?)\\s*#*\\s*$`, or None.
 
     Worked out step by step rather than by that regex: its backtracking takes time cubic in a run
     of whitespace inside the line (`# a`, 4,000 spaces, `b` took 85 s of CPU), so one such line

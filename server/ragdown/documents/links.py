@@ -1,4 +1,5 @@
-"""§6.1 finding links, §6.2 resolving them within one folder, §6.4 backlinks over given texts.
+"""docs/documents.md#finding-links finding links, docs/documents.md#wikilink-resolution resolving them within
+one folder, docs/documents.md#backlinks backlinks over given texts.
 
 Paths here are relative to the folder links resolve in, with `/` separators. Nothing reads files:
 the caller hands over the folder's document paths, aliases, attachments and texts.
@@ -34,7 +35,7 @@ LinkKind = Literal["wiki", "markdown"]
 class Link:
     """A link as written: `raw` is a wikilink's inside or a Markdown link's url; `target` is the part
     before any `#heading` (or `|shown`), and `start`/`end` are its offsets in the text, so a move can
-    replace just it. `line` is 1-based, counted as §1.1 counts lines.
+    replace just it. `line` is 1-based, counted as docs/documents.md#lines-fences-and-headings counts lines.
     """
 
     kind: LinkKind
@@ -75,7 +76,7 @@ class Backlink:
     lines: tuple[BacklinkLine, ...]
 
 
-# --- finding links (§6.1) ---------------------------------------------------------------------
+# --- finding links (docs/documents.md#finding-links) --------------------------------------------------------
 
 
 def find_links(text: str, *, wiki_only: bool = False) -> list[Link]:
@@ -134,7 +135,7 @@ def is_external_url(url: str) -> bool:
     return bool(_SCHEME_RE.match(url)) or url.startswith(("#", "/"))
 
 
-# --- parsing and normalising (§6.2) -----------------------------------------------------------
+# --- parsing and normalising (docs/documents.md#wikilink-resolution) ----------------------------------------
 
 
 def parse_wikilink(raw: str) -> WikiTarget:
@@ -178,7 +179,7 @@ def _dirname(path: str) -> str:
     return posixpath.dirname(path) or "."
 
 
-# --- resolution (§6.2) ------------------------------------------------------------------------
+# --- resolution (docs/documents.md#wikilink-resolution) -----------------------------------------------------
 
 
 class LinkIndex:
@@ -309,7 +310,7 @@ def resolve_link(index: LinkIndex, link: Link, from_path: str) -> str | None:
     return resolve_markdown_link(index, link.raw, from_path)
 
 
-# --- backlinks (§6.4) -------------------------------------------------------------------------
+# --- backlinks (docs/documents.md#backlinks) ----------------------------------------------------------------
 
 
 def backlinks(target_path: str, sources: Mapping[str, str], index: LinkIndex) -> list[Backlink]:

@@ -1,4 +1,5 @@
-"""§6.5 moving a document or a subfolder within one folder, rewriting the links the move would break.
+"""docs/documents.md#move moving a document or a subfolder within one folder, rewriting the links the move
+would break.
 
 Paths are relative to the folder root (where links resolve), with `/` separators. `plan_move`
 validates and computes every rewrite before anything is written; `execute_move` then moves and
@@ -224,7 +225,8 @@ def _read_text(root: Root, path: str) -> tuple[bytes, str] | None:
 
 
 def _list_files(root: Root) -> tuple[list[str], list[str]]:
-    """The folder's documents and attachments, skipping what the indexer skips (§2.4)."""
+    """The folder's documents and attachments, skipping what the indexer skips
+    (docs/design.md#listing-files)."""
     documents: list[str] = []
     attachments: list[str] = []
     for parts, _info in files.walk_files(root, is_skipped_entry):
@@ -233,7 +235,7 @@ def _list_files(root: Root) -> tuple[list[str], list[str]]:
     return documents, attachments
 
 
-# --- path validation (§6.9) -------------------------------------------------------------------
+# --- path validation (docs/documents.md#the-path-rule) ------------------------------------------------------
 
 
 def _resolve(root: Root, path: str, *, markdown_only: bool) -> tuple[os.stat_result | None, str]:

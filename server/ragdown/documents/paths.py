@@ -120,7 +120,7 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
         raise invalid(TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})")
     char = control_character(relative)
     if char == "\0":
-        raise invalid(SKIPPED)  # the spec's wording for a NUL (BEHAVIOUR §6.9)
+        raise invalid(SKIPPED)  # the spec's wording for a NUL (docs/documents.md#the-path-rule)
     if char is not None:
         raise invalid(CONTROL, f" (U+{ord(char):04X}); names are plain text")
     posix = relative.replace("\\", "/")
@@ -144,7 +144,7 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
 
 
 def notes_dir(value: str) -> str:
-    """RAGDOWN_NOTES_DIR normalised (§7.5): `/`-separated, "" for the folder root.
+    """RAGDOWN_NOTES_DIR normalised (docs/design.md#configuration): `/`-separated, "" for the folder root.
 
     Raises ValueError for a path that leaves the folder or names a folder the index skips: a note
     written there would never be found.

@@ -1,4 +1,5 @@
-"""§6.8 `ragdown_remember`: write a new document with its front matter, never over an existing file."""
+"""docs/documents.md#remember `ragdown_remember`: write a new document with its front matter, never over an
+existing file."""
 
 from __future__ import annotations
 

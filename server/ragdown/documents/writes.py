@@ -1,5 +1,6 @@
-"""Writing and deleting documents: the web-style save and delete (§6.10), `ragdown_write` (§6.6) and
-`ragdown_edit` (§6.7).
+"""Writing and deleting documents: the web-style save and delete (docs/documents.md#how-a-change-is-written),
+`ragdown_write` (docs/documents.md#write) and
+`ragdown_edit` (docs/documents.md#edit).
 
 Paths going in are scope-relative and pass the path rule; paths coming out are normalised and
 scope-relative with `/`. Each change is decided on the file as it is under its lock
@@ -27,7 +28,7 @@ from ragdown.errors import Refusal
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.
 _ENCODING_ERRORS = "surrogateescape"
-# As a read shows a document (§5.3): CRLF or LF; a lone CR stays inside its line.
+# As a read shows a document (docs/tools.md#ragdown_read_doc): CRLF or LF; a lone CR stays inside its line.
 _LINE_BREAK_RE = re.compile(r"\r?\n")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _CREATED_BY_RE = re.compile(r"^created_by:")
@@ -119,7 +120,8 @@ def save(
     base_hash: str | None = None,
     display_path: str | None = None,
 ) -> WriteResult:
-    """Write a Markdown file (§6.10): a new one exclusively, an existing one atomically.
+    """Write a Markdown file (docs/documents.md#how-a-change-is-written): a new one exclusively, an existing
+    one atomically.
 
     `base_hash` is the hash of the version the text was made from: the file must still be that
     version (else 409 with code `changed`), and its CRLF line endings, if it has them, are kept.
@@ -149,7 +151,8 @@ def write_document(
     session_id: str | None = None,
     display_path: str | None = None,
 ) -> WriteResult:
-    """`ragdown_write` (§6.6): replace a document's whole text, or append to it or to one section.
+    """`ragdown_write` (docs/documents.md#write): replace a document's whole text, or append to it or to one
+    section.
 
     Replacing an existing document needs the `base_hash` a read gave, so an agent never overwrites a
     version it has not read. A document this creates records `created_by: ragdown_write`; one that
@@ -205,7 +208,8 @@ def edit_document(
     base_hash: str | None = None,
     display_path: str | None = None,
 ) -> tuple[WriteResult, int]:
-    """`ragdown_edit` (§6.7): the exact passages replaced, all or none, on the file as it is under its
+    """`ragdown_edit` (docs/documents.md#edit): the exact passages replaced, all or none, on the file as it is
+    under its
     lock; returns the write and the number of replacements."""
     path = check_path(relative, markdown_only=True)
     shown = display_path or relative
@@ -230,7 +234,8 @@ def edit_document(
 def delete_document(
     root: Root | Path, relative: str, *, base_hash: str | None = None, display_path: str | None = None
 ) -> str:
-    """Delete one Markdown file (§6.10), only while it is still the `base_hash` version if one is given.
+    """Delete one Markdown file (docs/documents.md#how-a-change-is-written), only while it is still the
+    `base_hash` version if one is given.
 
     Returns the normalised scope-relative path.
     """

@@ -1,4 +1,5 @@
-"""Changing folders (BEHAVIOUR §7.4): create, patch, rename and delete a folder and its `.ragdown.json`.
+"""Changing folders (docs/tools.md#folder-routes): create, patch, rename and delete a folder and its
+`.ragdown.json`.
 
 The one home of these rules: the `/api/folders` routes, the root endpoint's `ragdown_create_folder`
 and, through the routes, the Kubernetes operator all come here. A folder whose `.ragdown.json` names a

@@ -1,4 +1,4 @@
-"""Scopes (BEHAVIOUR §3.6): the directory an endpoint treats as its root.
+"""Scopes (docs/search.md#scopes): the directory an endpoint treats as its root.
 
 A scope is a directory, never a string prefix: `projects/alpha` does not reach
 `projects/alpha-old`. Paths go in and come out relative to it, so a subfolder endpoint never

@@ -1,4 +1,4 @@
-"""`ragdown_context` (BEHAVIOUR §4.2, §4.4): the block a prompt hook injects, or nothing.
+"""`ragdown_context` (docs/hook.md#gates, docs/hook.md#output): the block a prompt hook injects, or nothing.
 
 Injected noise costs an agent accuracy, not merely tokens, so every gate errs towards silence;
 the bypasses exist for what the prompt names outright (a quoted command, a document's alias).
@@ -66,7 +66,8 @@ def build_context(
     reset: bool = False,
     output: ContextFormat = "text",
 ) -> ContextResult:
-    """Run the gates of §4.2 in order; `key` is the session's memory key, None without a session."""
+    """Run the gates of docs/hook.md#gates in order; `key` is the session's memory key, None without a
+    session."""
     if reset and key is not None:
         memory.forget(key)
     trimmed = prompt.strip()

@@ -1,4 +1,4 @@
-"""The gates of BEHAVIOUR §4.2 steps 5–8, each recording which chunks it dropped and why.
+"""The gates of docs/hook.md#gates steps 5–8, each recording which chunks it dropped and why.
 
 A gate uses each chunk's cosine `similarity`, never the fused score: the fused score says which
 chunk is best for this query, not whether any chunk is related at all.

@@ -1,4 +1,4 @@
-"""Per-session hook memory (BEHAVIOUR §4.3): which chunks a session was already given.
+"""Per-session hook memory (docs/hook.md#session-memory): which chunks a session was already given.
 
 Behind a small interface so that, with several replicas, the primary can hold it for all of them.
 """

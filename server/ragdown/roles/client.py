@@ -3,7 +3,8 @@
 Every write tool, `ragdown_reindex` and the hook's session memory go through here, so a reader never
 writes the volume and a session's memory is the same whichever replica a call lands on.
 
-A reader degrades rather than fails when the primary is away (ARCHITECTURE §2): the hook's memory
+A reader degrades rather than fails when the primary is away (docs/design.md#processes-and-roles): the
+hook's memory
 has a budget of about a second and fails open (the hook still answers, and may repeat a section);
 reachability is kept by a background probe, so `/readyz` never waits on the primary; and a write
 while the primary is known to be away is refused at once with a retryable message.

@@ -1,4 +1,5 @@
-"""Alias boost (BEHAVIOUR §3.3): a query naming a document's alias lifts that document's chunks."""
+"""Alias boost (docs/search.md#alias-boost): a query naming a document's alias lifts that document's
+chunks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The per-document cap (BEHAVIOUR §3.4): at most N sections of one document before any overflow."""
+"""The per-document cap (docs/search.md#per-document-cap): at most N sections of one document before any
+overflow."""
 
 from __future__ import annotations
 

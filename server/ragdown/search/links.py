@@ -1,4 +1,5 @@
-"""Following links (BEHAVIOUR §3.5): a hit's own wikilinks bring the linked documents' closest sections.
+"""Following links (docs/search.md#following-links): a hit's own wikilinks bring the linked documents' closest
+sections.
 
 An incident note that links its runbook answers "what do we do" only together with the runbook;
 the link says so more reliably than similarity does.

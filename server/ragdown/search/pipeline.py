@@ -1,4 +1,4 @@
-"""The search pipeline of BEHAVIOUR §3, composed from one module per rule.
+"""The search pipeline of docs/search.md#pipeline, composed from one module per rule.
 
 retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence + alias boost)
 → per-document cap → limit → follow links (within the linking document's folder).

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SearchPolicy:
-    """The ranking rules of BEHAVIOUR §3 and abstention.
+    """The ranking rules of docs/search.md#pipeline and abstention.
 
     `max_per_document` (0 = no cap) and `follow_links` (0 = off) come from `RAGDOWN_MAX_PER_DOCUMENT`
     and `RAGDOWN_FOLLOW_LINKS`; the switches exist so benchmarks can measure each rule's effect.

@@ -1,4 +1,4 @@
-"""The query log (BEHAVIOUR §3.7): one JSON line per search, hook call or read; never document text.
+"""The query log (docs/search.md#query-log): one JSON line per search, hook call or read; never document text.
 
 Off by default (`RAGDOWN_QUERY_LOG`). At 10 MB the file becomes `query-log.jsonl.1` (replacing an
 older one) and a new file starts, so the log never holds more than about 20 MB.

@@ -1,4 +1,5 @@
-"""Identifier routing (BEHAVIOUR §3.2): a query that names something is fused by score, not by rank.
+"""Identifier routing (docs/search.md#identifier-routing): a query that names something is fused by score, not
+by rank.
 
 Every rule is one small predicate over a token, so the routed / not-routed tables pin each one.
 """

@@ -1,4 +1,5 @@
-"""`/api/folders` (BEHAVIOUR §7.4): list, create, patch (title, mcp, hook, tool switches, rename) and
+"""`/api/folders` (docs/tools.md#folder-routes): list, create, patch (title, mcp, hook, tool switches, rename)
+and
 delete folders. The rules live in `folders/manage.py`; this module parses, authorises and answers.
 
 The Kubernetes operator is a client like any other: it names itself in `X-Ragdown-Manager`, and a

@@ -1,4 +1,4 @@
-"""Tool outputs (BEHAVIOUR §5.2–5.3): hits as numbered text blocks or JSON."""
+"""Tool outputs (docs/documents.md#hashes–5.3): hits as numbered text blocks or JSON."""
 
 from __future__ import annotations
 

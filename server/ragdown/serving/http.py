@@ -1,5 +1,5 @@
 """`ragdown serve`: the public app — `/api` (the admin's), MCP at `/mcp/<folder>[/<sub…>]` (agents'),
-and the open `/api/status`, `/healthz`, `/readyz` (BEHAVIOUR §7, docs/security.md).
+and the open `/api/status`, `/healthz`, `/readyz` (docs/tools.md#http-routes, docs/security.md).
 
 The readers' internal API is not here: it is an app of its own on the primary's socket or internal
 port (serving/internal.py), so nothing routed to this listener can reach it.
@@ -98,7 +98,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
     def unknown_api(rest: str) -> JSONResponse:
-        """An unknown /api path answers 404 before any auth check (BEHAVIOUR §7.1); a known one
+        """An unknown /api path answers 404 before any auth check (docs/tools.md#request-checks); a known one
         reached with another method, 405."""
         if rest in ("status", "folders") or rest.startswith("folders/"):
             return JSONResponse({"error": "Method not allowed"}, status_code=405)
@@ -112,7 +112,8 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
 
     @app.exception_handler(StarletteHTTPException)
     async def json_errors(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        """Errors are `{"error": msg}` everywhere (BEHAVIOUR §7.1), FastAPI's own 404/405 included."""
+        """Errors are `{"error": msg}` everywhere (docs/tools.md#request-checks), FastAPI's own 404/405
+        included."""
         message = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, str(exc.detail))
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 

@@ -1,4 +1,4 @@
-"""MCP at `/mcp`, `/mcp/<folder>` and `/mcp/<folder>/<sub…>` (BEHAVIOUR §7.2): who may call, which
+"""MCP at `/mcp`, `/mcp/<folder>` and `/mcp/<folder>/<sub…>` (docs/tools.md#mcp-routes): who may call, which
 endpoint a path names, and the stateless transport that answers.
 
 Every request gets a fresh stateless transport (JSON responses) on a server built for its scope;

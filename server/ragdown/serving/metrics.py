@@ -1,4 +1,5 @@
-"""Prometheus metrics (ARCHITECTURE §7): the `ragdown_` series of one process and the small HTTP
+"""Prometheus metrics (docs/cluster.md#server-metrics): the `ragdown_` series of one process and the small
+HTTP
 server that exposes them on their own port (`GET /metrics`, no auth, never behind the ingress).
 
 Each `Metrics` owns its own `CollectorRegistry`, so tests and several servers in one process never

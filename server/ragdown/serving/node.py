@@ -1,4 +1,5 @@
-"""This process's role on its data dir (BEHAVIOUR §2.6, ARCHITECTURE §2): the primary indexes,
+"""This process's role on its data dir (docs/design.md#processes-and-roles,
+docs/design.md#processes-and-roles): the primary indexes,
 watches and writes, and answers readers on `<data_dir>/primary.sock`; a reader searches the same
 table, sends every write and the hook's memory to the primary, and in `auto` mode takes over when
 the primary's lock comes free."""

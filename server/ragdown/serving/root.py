@@ -1,4 +1,4 @@
-"""Root `/mcp` (BEHAVIOUR §5.4, with `RAGDOWN_ROOT_MCP`): one server over every folder with MCP on.
+"""Root `/mcp` (docs/tools.md#root-mcp, with `RAGDOWN_ROOT_MCP`): one server over every folder with MCP on.
 
 Each folder tool takes `folder`. Tools that act on one document need it; searches, lists, the hook
 and stats cover every MCP folder without it, each line or hit marked `[<folder>] `.

@@ -59,7 +59,7 @@ def _is_item(value: object) -> bool:
     )
 
 
-UNMEASURED_MIN_SCORE = 0.8  # BEHAVIOUR §4.1: the default for a model nobody measured
+UNMEASURED_MIN_SCORE = 0.8  # docs/hook.md#settings: the default for a model nobody measured
 
 
 class OpenAIEmbedder(Embedder):
