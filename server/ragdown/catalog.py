@@ -8,6 +8,7 @@ is known about each document (title, tags, provenance, supersedes).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,40 @@ def _scan_documents(store: ChunkStore) -> dict[str, DocEntry]:
     for entry in entries.values():
         entry.superseded_by.sort()
     return dict(sorted(entries.items()))
+
+
+def select(
+    entries: Iterable[DocEntry],
+    prefixes: tuple[str, ...],
+    *,
+    tag: str | None = None,
+    written_by: str | None = None,
+    session: str | None = None,
+    recent: bool = False,
+) -> list[DocEntry]:
+    """`ragdown_list`'s filters (docs/tools.md#ragdown_list): under one of `prefixes` (root-relative,
+    "" for all), the tag or a nested one, agent- or user-written, one session; by path or most
+    recently changed first."""
+    chosen = [
+        e
+        for e in entries
+        if e.path.startswith(prefixes)
+        and (tag is None or any(t == tag or t.startswith(tag + "/") for t in e.tags))
+        and (written_by is None or (written_by == "agent") == bool(e.created_by))
+        and (session is None or e.session == session)
+    ]
+    if recent:
+        chosen.sort(key=lambda e: e.mtime_ms, reverse=True)
+    return chosen
+
+
+def listing(entries: list[DocEntry], limit: int, line: Callable[[DocEntry], str]) -> str:
+    """The list as `ragdown_list` shows it: a count, then a line per document, at most `limit`."""
+    if not entries:
+        return "No documents."
+    shown = entries[:limit]
+    count = f"{len(shown)} of {len(entries)}" if len(shown) < len(entries) else str(len(entries))
+    return "\n".join([f"documents: {count}", *(line(e) for e in shown)])
 
 
 def list_line(entry: DocEntry, scope: Scope) -> str:

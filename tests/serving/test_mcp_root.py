@@ -4,6 +4,8 @@ ragdown_create_folder; human-only folders stay invisible."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -82,3 +84,40 @@ async def test_create_folder(root: Served) -> None:
 async def test_bare_mcp_stays_404_without_the_setting(served: Served) -> None:
     with served.http() as http:
         assert http.post("/mcp", json={}).status_code == 404
+
+
+async def test_searches_over_every_folder_leave_out_those_that_turned_the_tool_off(root: Served) -> None:
+    """A folder's `disabled_tools` hold on root /mcp even when no `folder` is named."""
+    team = root.docs / "team"
+    team.mkdir()
+    (team / ".ragdown.json").write_text(
+        json.dumps({"mcp": True, "disabled_tools": ["ragdown_recall", "ragdown_list", "ragdown_context"]}),
+        encoding="utf-8",
+    )
+    (team / "redis-plan.md").write_text("# Redis plan\n\nRedis eviction for the team.\n", encoding="utf-8")
+    root.engine.sync()
+    async with root.mcp("/mcp") as client:
+        found = text_of(await client.call_tool("ragdown_recall", {"query": "redis eviction", "top_k": 10}))
+        listed = text_of(await client.call_tool("ragdown_list", {}))
+        hook = text_of(
+            await client.call_tool("ragdown_context", {"prompt": "redis eviction plan", "top_k": 10})
+        )
+        stats = json.loads(text_of(await client.call_tool("ragdown_stats", {"include_files": True})))
+    assert "[ops]" in found
+    assert "[team]" not in found
+    assert "[team]" not in listed
+    assert "redis-plan" not in hook
+    assert any(f["path"].startswith("team/") for f in stats["file_list"])  # stats is still on there
+
+
+async def test_a_recent_listing_is_sorted_across_folders(root: Served) -> None:
+    other = root.docs / "notes"
+    other.mkdir()
+    (other / ".ragdown.json").write_text(json.dumps({"mcp": True}), encoding="utf-8")
+    newest = other / "newest.md"
+    newest.write_text("# Newest\n", encoding="utf-8")
+    os.utime(newest, (time.time() + 3600, time.time() + 3600))
+    root.engine.sync()
+    async with root.mcp("/mcp") as client:
+        listed = text_of(await client.call_tool("ragdown_list", {"sort": "recent", "limit": 1}))
+    assert listed.splitlines()[1].startswith("[notes] newest.md — Newest")

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.paths import shown
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
@@ -21,7 +22,7 @@ from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
 from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.search.filters import SearchFilters
+from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission
 from ragdown.serving.formats import NO_MATCHES, compact, hit_json
@@ -68,8 +69,13 @@ class RootEndpoint:
     # The caller kind (serving/auth.py): the root hook's session memory is its own per kind.
     caller: str = ""
 
-    def folders(self) -> list[Folder]:
-        return [f for f in list_folders(self.engine.docs_dir) if f.mcp and self.reaches(f)]
+    def folders(self, tool: str | None = None) -> list[Folder]:
+        """The MCP folders this caller reaches (and, with `tool`, that have not turned it off)."""
+        return [
+            f
+            for f in list_folders(self.engine.docs_dir)
+            if f.mcp and self.reaches(f) and (tool is None or tool not in f.disabled_tools)
+        ]
 
     def folder(self, name: str) -> Endpoint:
         found = read_folder(self.engine.docs_dir, name)
@@ -86,8 +92,8 @@ class RootEndpoint:
             forward=self.forward,
         )
 
-    def within(self) -> tuple[str, ...]:
-        return tuple(f"{f.name}/" for f in self.folders())
+    def within(self, tool: str | None = None) -> tuple[str, ...]:
+        return tuple(f"{f.name}/" for f in self.folders(tool))
 
 
 def _with_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[..., str]:
@@ -158,7 +164,8 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         format: Literal["text", "json"] = "text",
         max_chars: int | None = None,
     ) -> str:
-        filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by, within=root.within())
+        within = root.within("ragdown_recall")
+        filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by, within=within)
         hits = engine.recall(query, top_k, filters)
         split = [(h.path.split("/", 1)[0], h) for h in hits]
         if format == "json":
@@ -185,27 +192,21 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
         sort: Literal["path", "recent"] = "path",
         limit: int = 100,
     ) -> str:
-        lines: list[str] = []
-        total = 0
-        for folder in root.folders():
-            text = tools_by_name(root.folder(folder.name))["ragdown_list"](
-                path_prefix=path_prefix,
-                tag=tag,
-                written_by=written_by,
-                session_id=session_id,
-                sort=sort,
-                limit=1000,
-            )
-            if text == "No documents.":
-                continue
-            rows = text.splitlines()[1:]
-            total += len(rows)
-            lines += [f"[{folder.name}] {row}" for row in rows]
-        if not lines:
-            return "No documents."
-        shown = lines[:limit]
-        count = f"{len(shown)} of {total}" if len(shown) < total else str(total)
-        return "\n".join([f"documents: {count}", *shown])
+        folders = root.folders("ragdown_list")
+        entries = select(
+            engine.documents().values(),
+            tuple(Scope(f.name).search_prefix(path_prefix) for f in folders),
+            tag=normalised_tag(SearchFilters(tag=tag)),
+            written_by=written_by,
+            session=session_id or None,
+            recent=sort == "recent",  # across folders, not folder by folder
+        )
+
+        def line(entry: DocEntry) -> str:
+            folder = entry.path.split("/", 1)[0]
+            return f"[{folder}] {list_line(entry, Scope(folder))}"
+
+        return listing(entries, limit, line)
 
     def context_all(
         prompt: str = "",
@@ -226,14 +227,14 @@ def build_root_server(root: RootEndpoint) -> MCPServer:
             reset=reset,
             output=format,
             overrides=overrides,
-            within=root.within(),
+            within=root.within("ragdown_context"),
             source="/mcp",
             caller=root.caller,
         )
         return result.text
 
     def stats_all(include_files: bool = False) -> str:
-        inside = root.within()
+        inside = root.within("ragdown_stats")
         entries = [e for e in engine.documents().values() if e.path.startswith(inside)] if inside else []
         return stats_json(
             engine,

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from ragdown.catalog import DocEntry, list_line
+from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.edits import Edit
 from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
 from ragdown.engine import Engine
@@ -336,28 +336,15 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> str:
         """List the documents (path, title, tags, when changed, provenance), filtered."""
-        prefix = scope.search_prefix(path_prefix)
-        session = _session(session_id)
-        wanted = normalised_tag(SearchFilters(tag=tag))
-        entries = [
-            e
-            for e in engine.documents().values()
-            if e.path.startswith(prefix)
-            and (wanted is None or any(t == wanted or t.startswith(wanted + "/") for t in e.tags))
-            and (written_by is None or (written_by == "agent") == bool(e.created_by))
-            and (session is None or e.session == session)
-        ]
-        if sort == "recent":
-            entries.sort(key=lambda e: e.mtime_ms, reverse=True)
-        if not entries:
-            return "No documents."
-        shown = entries[:limit]
-        header = (
-            f"documents: {len(entries)}"
-            if len(shown) == len(entries)
-            else f"documents: {len(shown)} of {len(entries)}"
+        entries = select(
+            engine.documents().values(),
+            (scope.search_prefix(path_prefix),),
+            tag=normalised_tag(SearchFilters(tag=tag)),
+            written_by=written_by,
+            session=_session(session_id),
+            recent=sort == "recent",
         )
-        return "\n".join([header, *(list_line(e, scope) for e in shown)])
+        return listing(entries, limit, lambda e: list_line(e, scope))
 
     def ragdown_stats(include_files: bool = False) -> str:
         """Index statistics for this folder: files, chunks, embedder, last sync."""
