@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 REGISTRY = CollectorRegistry(auto_describe=True)
 RECONCILES = Counter(
     "ragdown_operator_reconciles",
-    "RagdownFolder reconciliations by trigger and outcome (ok, retry, invalid, conflict).",
+    "RagdownFolder reconciliations by trigger and outcome (ok, retry, invalid).",
     ["trigger", "outcome"],
     registry=REGISTRY,
 )

@@ -135,7 +135,7 @@ def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -
 def backlinks_of(place: Place, path: str) -> dict[str, object]:
     """The documents in the scope whose links resolve (within the folder) to `path`."""
     entries = place.engine.documents()
-    target = place.scope.absolute(check_path(path, markdown_only=True).relative)
+    target = place.scope.absolute(check_path(path, markdown_only=False).relative)
     if target not in entries:
         raise Refusal(404, f"not an indexed document: {path}")
     prefix = f"{place.folder}/" if place.folder else ""

@@ -11,7 +11,7 @@ import pytest
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, notes_dir, shown
-from ragdown.errors import Refusal
+from ragdown.errors import ConfigError, Refusal
 
 
 @pytest.fixture
@@ -112,13 +112,13 @@ def test_notes_dir_is_normalised(value: str, expected: str) -> None:
 
 @pytest.mark.parametrize("value", [".hidden", "a/node_modules", "no\0tes", "a/.git/b"])
 def test_notes_dir_the_index_skips_is_refused(value: str) -> None:
-    with pytest.raises(ValueError, match=r"^RAGDOWN_NOTES_DIR names a folder the index skips: "):
+    with pytest.raises(ConfigError, match=r"^RAGDOWN_NOTES_DIR names a folder the index skips: "):
         notes_dir(value)
 
 
 @pytest.mark.parametrize("value", ["..", "../x", "a/../../x", "/abs/notes"])
 def test_notes_dir_must_stay_inside(value: str) -> None:
-    with pytest.raises(ValueError, match=r"^RAGDOWN_NOTES_DIR must be a path inside the folder: "):
+    with pytest.raises(ConfigError, match=r"^RAGDOWN_NOTES_DIR must be a path inside the folder: "):
         notes_dir(value)
 
 

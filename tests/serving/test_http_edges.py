@@ -73,3 +73,17 @@ def test_serve_refuses_tokens_that_open_two_doors(tmp_path: Path) -> None:
         assert result.returncode == 2, env
         assert message in result.stderr, result.stderr
         assert "same" not in result.stderr.replace("are the same", "")  # a token is never printed
+
+
+def test_serve_refuses_a_notes_dir_outside_the_folder_before_anything_starts(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    env = {
+        "RAGDOWN_DOCS_DIR": str(tmp_path / "docs"),
+        "RAGDOWN_TOKEN": "t",
+        "RAGDOWN_NOTES_DIR": "../elsewhere",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    result = run_cli("serve", env=env, timeout=120)
+    assert result.returncode == 2
+    assert "RAGDOWN_NOTES_DIR must be a path inside the folder: ../elsewhere" in result.stderr

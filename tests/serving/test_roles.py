@@ -146,6 +146,12 @@ async def test_the_reader_takes_over_when_the_primary_is_killed(pair: tuple[Proc
             break
         assert time.monotonic() < deadline, found
         time.sleep(0.3)
+    # Its metrics say what it is now: build info for the primary, and none left for the reader.
+    info = [
+        name for name, value in scrape(reader).items() if name.startswith("ragdown_build_info") and value == 1
+    ]
+    assert len(info) == 1
+    assert 'role="primary"' in info[0]
 
 
 def scrape(proc: Proc) -> dict[str, float]:
@@ -293,14 +299,10 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
         )
         assert not (data / "primary.sock").exists()  # in a cluster the primary is reached by URL
         # The internal API is on its own port, with its own token; the public port has none of it.
-        public = httpx.post(
-            f"{primary.url}/internal/sync", json={}, headers={"Authorization": f"Bearer {TOKEN}"}
-        )
+        public = httpx.get(f"{primary.url}/internal/ping", headers={"Authorization": f"Bearer {TOKEN}"})
         assert public.status_code == 404
-        with_agent_token = httpx.post(
-            f"http://127.0.0.1:{internal}/internal/sync",
-            json={},
-            headers={"Authorization": f"Bearer {TOKEN}"},
+        with_agent_token = httpx.get(
+            f"http://127.0.0.1:{internal}/internal/ping", headers={"Authorization": f"Bearer {TOKEN}"}
         )
         assert with_agent_token.status_code == 401
         reader = cluster_reader(docs, data, internal)
@@ -464,3 +466,17 @@ def test_a_reader_waits_for_the_docs_folder_instead_of_exiting(tmp_path: Path) -
         for proc in (reader, primary):
             if proc is not None:
                 proc.stop()
+
+
+def test_an_unreachable_local_primary_is_reported_without_the_servers_paths() -> None:
+    from ragdown.roles.client import PrimaryUnreachableError
+
+    local = PrimaryUnreachableError(
+        "unix:///srv/data/primary.sock", httpx.ConnectError("[Errno 2] /srv/data")
+    )
+    assert "/srv" not in str(local)
+    assert str(local) == (
+        "the primary cannot be reached, so nothing was written; retry in a moment (ConnectError)"
+    )
+    remote = PrimaryUnreachableError("http://indexer:3001", httpx.ConnectTimeout("timed out"))
+    assert "(http://indexer:3001)" in str(remote)

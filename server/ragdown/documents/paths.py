@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ragdown.errors import Refusal
+from ragdown.errors import ConfigError, Refusal
 
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
@@ -146,16 +146,16 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
 def notes_dir(value: str) -> str:
     """RAGDOWN_NOTES_DIR normalised (docs/design.md#configuration): `/`-separated, "" for the folder root.
 
-    Raises ValueError for a path that leaves the folder or names a folder the index skips: a note
+    Raises ConfigError for a path that leaves the folder or names a folder the index skips: a note
     written there would never be found.
     """
     normalised = posixpath.normpath(value.replace("\\", "/"))
     if normalised.startswith("/") or normalised == ".." or normalised.startswith("../"):
-        raise ValueError(f"RAGDOWN_NOTES_DIR must be a path inside the folder: {normalised}")
+        raise ConfigError(f"RAGDOWN_NOTES_DIR must be a path inside the folder: {normalised}")
     if normalised == ".":
         return ""
     if not all(is_indexed_name(segment) for segment in normalised.split("/")):
-        raise ValueError(f"RAGDOWN_NOTES_DIR names a folder the index skips: {normalised}")
+        raise ConfigError(f"RAGDOWN_NOTES_DIR names a folder the index skips: {normalised}")
     if control_character(normalised) is not None:
-        raise ValueError(f"RAGDOWN_NOTES_DIR contains a control character: {shown(normalised)}")
+        raise ConfigError(f"RAGDOWN_NOTES_DIR contains a control character: {shown(normalised)}")
     return normalised

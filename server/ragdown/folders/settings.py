@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ragdown.documents.paths import notes_dir
+from ragdown.errors import ConfigError
 from ragdown.hook.settings import MaxChars, MinRatio, MinScore, TopK
 
 
@@ -95,6 +97,17 @@ class ServerSettings(BaseSettings):
         default=64, ge=1, description="LanceDB's cache of index data (full-text and vector), per process"
     )
     metadata_cache_mb: int = Field(default=16, ge=1, description="LanceDB's cache of table manifests")
+
+    @field_validator("notes_dir")
+    @classmethod
+    def _notes_inside(cls, value: str) -> str:
+        """A notes dir outside the folder or in a skipped one is refused when the settings load, not
+        at the first ragdown_remember."""
+        try:
+            notes_dir(value)
+        except ConfigError as error:
+            raise ValueError(str(error)) from None
+        return value
 
     def disabled_tool_names(self) -> frozenset[str]:
         return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())

@@ -34,8 +34,11 @@ PROBE_EVERY_S = 2.0
 
 class PrimaryUnreachableError(UnavailableError):
     def __init__(self, url: str, error: Exception) -> None:
+        # A local socket's path is the server's own business (docs/security.md); a URL is a name.
+        where = "" if url.startswith("unix://") else f" ({url})"
+        reason = type(error).__name__ if isinstance(error, httpx.HTTPError) else str(error)
         super().__init__(
-            f"the primary ({url}) cannot be reached, so nothing was written; retry in a moment ({error})"
+            f"the primary{where} cannot be reached, so nothing was written; retry in a moment ({reason})"
         )
 
 
@@ -93,10 +96,6 @@ class PrimaryClient:
         body = {"folder": folder, "path": path, "tool": name, "arguments": arguments}
         data = self._post(self.http, "/internal/tool", body)
         return str(data["text"]), bool(data["is_error"])
-
-    def sync(self, full: bool = False) -> dict[str, Any]:
-        self._require_reachable()
-        return dict(self._post(self.http, "/internal/sync", {"full": full}))
 
     def probe(self) -> bool:
         """Ask the primary now (within a second) and remember the answer."""

@@ -1,5 +1,5 @@
-"""The primary's internal API (what readers call): run a write tool, sync, and the hook's session
-memory (docs/security.md).
+"""The primary's internal API (what readers call): run a write tool (a sync is `ragdown_reindex`), and the
+hook's session memory (docs/security.md).
 
 It is an app of its own, never mounted on the public listener: the primary serves it on
 `<data_dir>/primary.sock` (one machine) and, with RAGDOWN_INTERNAL_PORT, on a port of its own that no
@@ -47,10 +47,6 @@ class MemoryCall(BaseModel):
     ids: list[str] = []
 
 
-class SyncCall(BaseModel):
-    full: bool = False
-
-
 def internal_app(routes: McpRoutes, token: str) -> FastAPI:
     """The internal API over the primary's `routes` (its engine, servers and switches)."""
     app = FastAPI(title="ragdown-internal", docs_url=None, redoc_url=None, openapi_url=None)
@@ -95,10 +91,6 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)
         return {"text": text, "is_error": bool(getattr(result, "is_error", False))}
-
-    @app.post("/internal/sync", dependencies=[Depends(check)])
-    def sync(call: SyncCall) -> dict[str, Any]:
-        return dict(routes.engine.sync(full=call.full).model_dump())
 
     @app.post("/internal/memory", dependencies=[Depends(check)])
     def memory(call: MemoryCall) -> dict[str, list[str]]:

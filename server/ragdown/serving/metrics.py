@@ -29,7 +29,7 @@ from prometheus_client import (
 ROOT_FOLDER = "_root"
 """The folder label of the single-folder (stdio) mode, whose folder name is ""."""
 
-SEARCH_KINDS = ("recall", "context", "web")
+SEARCH_KINDS = ("recall", "context")
 HOOK_GATES = ("min_score", "seen", "ratio", "top_k", "max_chars")
 TOOL_OUTCOMES = ("ok", "error", "overloaded")
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from ragdown import __version__
 from ragdown.engine import Engine
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.meta import read_meta
@@ -133,6 +134,8 @@ class Node:
                     log.warning("the primary is gone: this process takes over indexing and writes")
                     engine = self.open_primary(reader.source)
                     app.mcp.become(engine, None)
+                    if app.mcp.metrics is not None:
+                        app.mcp.metrics.set_build_info(__version__, "primary", engine.embedder.name)
                     self.serve_internal(app)
                     return
 
