@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from pydantic import ValidationError
 
 from ragdown import __version__
-from ragdown.errors import ConfigError, RagdownError
+from ragdown.errors import ConfigError, RagdownError, plain
 from ragdown.folders.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
@@ -444,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = ServerSettings()
         except ValidationError as error:
             problems = "; ".join(
-                f"RAGDOWN_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in error.errors()
+                f"RAGDOWN_{'_'.join(map(str, e['loc'])).upper()} {plain(e)}" for e in error.errors()
             )
             raise CliError(f"invalid setting: {problems}") from None
         return int(args.run(args, settings))

@@ -23,6 +23,7 @@ Anything else is a bug, logged with its traceback and answered as such.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -78,3 +79,33 @@ class ConfigError(RagdownError):
     """A setting, a folder or a data dir that cannot work as given."""
 
     status = 400
+
+
+def plain(problem: Mapping[str, Any]) -> str:
+    """One pydantic validation problem (`ValidationError.errors()[i]`) in plain words, without the
+    library's wording: `must be true or false, got 'maybe'`."""
+    kind = str(problem.get("type", ""))
+    given = problem.get("input")
+    got = f", got {given!r}" if given is not None and not isinstance(given, dict | list) else ""
+    context = problem.get("ctx") or {}
+    if kind.startswith("bool"):
+        return f"must be true or false{got}"
+    if kind.startswith("int") or kind == "int_from_float":
+        return f"must be a whole number{got}"
+    if kind.startswith("float"):
+        return f"must be a number{got}"
+    if kind.startswith("string"):
+        return f"must be text{got}"
+    if kind.startswith(("list", "tuple")):
+        return f"must be a list{got}"
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not an argument this takes"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"must be at least {context.get('ge', context.get('gt'))}{got}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"must be at most {context.get('le', context.get('lt'))}{got}"
+    if kind == "literal_error":
+        return f"must be one of {context.get('expected')}{got}"
+    return f"{problem.get('msg', 'is not valid')}{got}"

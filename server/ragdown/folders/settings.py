@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from ragdown.documents.paths import notes_dir
 from ragdown.errors import ConfigError
 from ragdown.hook.settings import MaxChars, MinRatio, MinScore, TopK
+from ragdown.indexing.embedders.settings import EmbedderSettings
 
 
-class ServerSettings(BaseSettings):
+class ServerSettings(EmbedderSettings):
     model_config = SettingsConfigDict(env_prefix="RAGDOWN_", extra="ignore")
 
     embedder: str | None = Field(
@@ -23,7 +24,6 @@ class ServerSettings(BaseSettings):
     )
     data_dir: Path | None = Field(default=None, description="where the index lives; default under ~/.cache")
     watch: bool = Field(default=True, description="false: sync only at start and on request")
-    threads: int | None = Field(default=None, ge=1, description="ONNX Runtime threads; default all CPUs")
     text_limit: int = Field(
         default=2000, ge=0, description="characters per hit in text output; 0: never clip"
     )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
+from ragdown.indexing.embedders.settings import embedder_settings
 
 
 def sha256_file(path: Path) -> str:
@@ -30,27 +30,17 @@ def verify_file(path: Path, expected_sha256: str, what: str) -> Path:
     return path
 
 
-MODELS_DIR_ENV = "RAGDOWN_MODELS"
-# Read-only folders searched before RAGDOWN_MODELS (an image's baked-in models), os.pathsep-separated:
-# a pod can then download into a writable volume without losing what its image already holds.
-BUNDLED_DIRS_ENV = "RAGDOWN_MODELS_BUNDLED"
-
-
 def cache_home() -> Path:
     """`$XDG_CACHE_HOME`, else `~/.cache`: where indexes and models live by default."""
-    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return Path(cache).expanduser() if cache else Path.home() / ".cache"
+    return embedder_settings().cache()
 
 
 def default_models_dir() -> Path:
-    """`RAGDOWN_MODELS`, else `$XDG_CACHE_HOME/ragdown/models`, else `~/.cache/ragdown/models`."""
-    configured = os.environ.get(MODELS_DIR_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    return cache_home() / "ragdown" / "models"
+    """`RAGDOWN_MODELS`, else `<cache>/ragdown/models`."""
+    return embedder_settings().models_dir()
 
 
 def bundled_models_dirs() -> list[Path]:
-    """`RAGDOWN_MODELS_BUNDLED`: folders holding verified models that are looked in first, never written."""
-    value = os.environ.get(BUNDLED_DIRS_ENV, "")
-    return [Path(part).expanduser() for part in value.split(os.pathsep) if part.strip()]
+    """`RAGDOWN_MODELS_BUNDLED`: folders holding verified models that are looked in first, never
+    written (an image's baked-in models, while a pod downloads into a writable RAGDOWN_MODELS)."""
+    return embedder_settings().bundled_dirs()

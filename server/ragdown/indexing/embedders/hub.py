@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING
 from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
+from ragdown.indexing.embedders.settings import DEFAULT_HUB_URL, embedder_settings
 
 if TYPE_CHECKING:  # httpx loads only when something must be downloaded
     import httpx
 
-DEFAULT_HUB_URL = "https://huggingface.co"
 HUB_URL_ENV = "RAGDOWN_HUB_URL"
 
 _REPO_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -112,7 +112,7 @@ class HubModelSpec:
 
 def default_hub_url() -> str:
     """`RAGDOWN_HUB_URL`, else the public Hugging Face hub."""
-    return os.environ.get(HUB_URL_ENV, "").strip() or DEFAULT_HUB_URL
+    return embedder_settings().hub_url.strip() or DEFAULT_HUB_URL
 
 
 def model_dir(models_dir: Path, spec: HubModelSpec) -> Path:

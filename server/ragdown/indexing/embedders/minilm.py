@@ -10,7 +10,6 @@ from it at first use (see `quantize.py`), checked against it, cached and run ins
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
@@ -24,6 +23,7 @@ from ragdown.indexing.embedders.quantize import (
     compare_embeddings,
     ensure_quantized,
 )
+from ragdown.indexing.embedders.settings import embedder_settings
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -81,12 +81,7 @@ def minilm_files(model_file: Path | None = None, tokenizer_file: Path | None = N
 
 def quantize_enabled() -> bool:
     """`RAGDOWN_MINILM_QUANTIZE` (true/false, 1/0, yes/no, on/off); on when unset."""
-    configured = os.environ.get(QUANTIZE_ENV, "").strip().lower()
-    if configured in ("", "1", "true", "yes", "on"):
-        return True
-    if configured in ("0", "false", "no", "off"):
-        return False
-    raise EmbedderError(f"{QUANTIZE_ENV} must be true or false, got {configured!r}")
+    return embedder_settings().minilm_quantize
 
 
 def quantized_minilm(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ import numpy.typing as npt
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
 from ragdown.indexing.embedders.files import sha256_file
+from ragdown.indexing.embedders.settings import embedder_settings
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -44,16 +44,7 @@ class OnnxModelSpec:
 
 def default_threads() -> int:
     """`RAGDOWN_THREADS`, else every CPU this process may use."""
-    configured = os.environ.get("RAGDOWN_THREADS", "").strip()
-    if configured:
-        try:
-            threads = int(configured)
-        except ValueError:
-            raise EmbedderError(f"RAGDOWN_THREADS must be a whole number, got {configured!r}") from None
-        if threads < 1:
-            raise EmbedderError(f"RAGDOWN_THREADS must be at least 1, got {threads}")
-        return threads
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return embedder_settings().cpu_threads()
 
 
 def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from typing import Any
@@ -29,10 +28,10 @@ import httpx
 import numpy as np
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
+from ragdown.indexing.embedders.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
+from ragdown.indexing.embedders.settings import embedder_settings
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-# The mcp-ragdown names come first so its configurations keep working; the OPENAI_ ones are aliases.
-BASE_URL_ENVS = ("RAGDOWN_EMBEDDING_URL", "RAGDOWN_OPENAI_BASE_URL")
+# Read by EmbedderSettings (embedders/settings.py); named here for the error that asks for a key.
 API_KEY_ENVS = ("RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_OPENAI_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai:"
 
@@ -121,11 +120,11 @@ class OpenAIEmbedder(Embedder):
     @classmethod
     def from_env(cls, model: str, **options: Any) -> OpenAIEmbedder:
         """Configured from the URL and key variables above (first one set wins)."""
-        base_url = next(
-            (v.strip() for k in BASE_URL_ENVS if (v := os.environ.get(k, "")).strip()), DEFAULT_BASE_URL
+        settings = embedder_settings()
+        key = settings.embedding_api_key.get_secret_value().strip() if settings.embedding_api_key else ""
+        return cls(
+            model, base_url=settings.embedding_url.strip() or DEFAULT_BASE_URL, api_key=key or None, **options
         )
-        api_key = next((v.strip() for k in API_KEY_ENVS if (v := os.environ.get(k, "")).strip()), None)
-        return cls(model, base_url=base_url, api_key=api_key, **options)
 
     def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:
         if not texts:
