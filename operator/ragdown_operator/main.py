@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import logging
 import sys
 
@@ -16,7 +15,7 @@ import httpx
 import kopf
 from pydantic import ValidationError
 
-from ragdown_operator import release
+from ragdown_operator import handlers, release
 from ragdown_operator.kube import Kube, KubeUnavailable, client_for, connection_info
 from ragdown_operator.settings import OperatorSettings
 
@@ -39,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"ragdown-operator: {name}: {first['msg']}")
     if command == "release-all":
         sys.exit(asyncio.run(release_all(settings)))
-    importlib.import_module("ragdown_operator.handlers")  # registers the handlers with kopf
+    handlers.register(settings)
     kopf.configure(verbose=settings.verbose)
     # One line per API call to the indexer would drown what the operator decided.
     logging.getLogger("httpx").setLevel(logging.DEBUG if settings.verbose else logging.WARNING)
