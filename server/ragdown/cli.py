@@ -78,7 +78,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
-    from ragdown.engine import Engine, check_docs_dir, default_data_dir, recorded_embedder
+    from ragdown.engine import Engine, check_docs_dir, default_data_dir
+    from ragdown.indexing.active import recorded_embedder
 
     docs = check_docs_dir(Path(args.docs))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
@@ -269,16 +270,10 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
         while not stopped.wait(INDEX_GAUGE_INTERVAL_S):
             try:
                 current = app.mcp.engine
-                counts: dict[str, list[int]] = {}
-                for path, state in current.store.files().items():
-                    folder = path.split("/", 1)[0]
-                    entry = counts.setdefault(folder, [0, 0])
-                    entry[0] += 1
-                    entry[1] += state.chunks
-                for folder, (documents, chunks) in counts.items():
+                for folder, (documents, chunks) in current.folder_counts().items():
                     metrics.set_index(folder, documents, chunks)
-                metrics.set_embed_queue_depth(current.syncer.pending_files)
-                report = current.syncer.last_sync
+                metrics.set_embed_queue_depth(current.pending_files)
+                report = current.last_sync
                 if report is not None and report.at != last_at:
                     last_at = report.at
                     metrics.observe_sync(report.ms / 1000, time.time())

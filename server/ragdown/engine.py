@@ -28,11 +28,10 @@ from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
+from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import cache_home
-from ragdown.indexing.meta import IndexMeta, current_meta, read_meta, rebuild_reason
-from ragdown.indexing.store import ChunkStore, IndexNotReadyError, set_cache_limits
+from ragdown.indexing.store import ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
 from ragdown.search.filters import SearchFilters, filter_fields
@@ -92,17 +91,6 @@ def default_data_dir(docs_dir: Path, *, folders_mode: bool = False) -> Path:
     return cache_home() / "ragdown" / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def meta_for(embedder: Embedder, source: str) -> IndexMeta:
-    """What the index records for vectors from `embedder` (chosen by the name `source`)."""
-    return current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
-
-
-def recorded_embedder(data_dir: Path) -> str | None:
-    """The registry name of the embedder the existing index was built with, if any."""
-    meta = read_meta(data_dir)
-    return meta.source if meta and meta.source else None
-
-
 class Engine:
     """The index of one folder: sync, watch, search."""
 
@@ -125,7 +113,6 @@ class Engine:
         file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
         self.docs_dir = check_docs_dir(docs_dir)
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
-        self.embedder = embedder
         self.settings = settings or ServerSettings()
         self.watch = self.settings.watch if watch is None else watch
         self.policy = policy or SearchPolicy(
@@ -142,18 +129,14 @@ class Engine:
             else None
         )
         self._first_sync: Future[SyncReport] | None = None
-        self._follow_lock = threading.Lock()
+        self._full_lock = threading.Lock()
         self._last_full: float | None = None
         set_cache_limits(self.settings.index_cache_mb, self.settings.metadata_cache_mb)
-        self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)
-        self.source = source
+        self.index = ActiveIndex(data_dir, embedder, source, writable=writable, threads=self.settings.threads)
         self.writable = writable
         self.folders_mode = folders_mode
-        self.syncer = Syncer(self.docs_dir, self.store, embedder, folders_only=folders_mode)
-        self.syncer.after_sync = self._after_sync
-        # While a rebuild fills the new index beside the old one, searches use the old one (with
-        # the embedder it was built with) so nothing answers from a half-built index.
-        self._serving: tuple[ChunkStore, Embedder] | None = self._previous_index()
+        self.syncer = Syncer(self.docs_dir, self.index.store, embedder, folders_only=folders_mode)
+        self.syncer.after_sync = lambda _report: self.index.publish()
         self.watcher: FolderWatcher | None = None
 
     @classmethod
@@ -174,8 +157,36 @@ class Engine:
         return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings, **options)
 
     @property
+    def store(self) -> ChunkStore:
+        """The table being written (during a rebuild, the new one; searches use `index.searched()`)."""
+        return self.index.store
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    @property
     def rebuilt_because(self) -> str | None:
         return self.store.rebuilt_because
+
+    @property
+    def syncing(self) -> bool:
+        """A sync is running or queued."""
+        return self.syncer.syncing
+
+    @property
+    def last_sync(self) -> SyncReport | None:
+        return self.syncer.last_sync
+
+    @property
+    def pending_files(self) -> int:
+        """Files waiting to be embedded (the embed queue's depth)."""
+        return self.syncer.pending_files
+
+    def totals(self) -> tuple[int, int]:
+        """Documents and chunks in the whole index."""
+        files = self.store.files()
+        return len(files), sum(state.chunks for state in files.values())
 
     def is_empty(self) -> bool:
         return self.store.count_rows() == 0
@@ -184,14 +195,14 @@ class Engine:
         """Bring the index up to date; `full` re-embeds everything into a new index built beside the
         current one, which keeps answering searches until the new one is complete."""
         if full and self.writable and not self.store.building and not self.is_empty():
-            self._rebuild_beside()
+            self.syncer.store = self.index.rebuild_beside()
             full = False
         return self.syncer.sync(full, progress)
 
     def claim_full_reindex(self) -> None:
         """Allow one full re-index now, or refuse (429) if one was allowed less than
         FULL_REINDEX_EVERY_S ago: any agent may ask for one, and each re-embeds every folder."""
-        with self._follow_lock:
+        with self._full_lock:
             now = time.monotonic()
             if self._last_full is not None and now - self._last_full < FULL_REINDEX_EVERY_S:
                 wait = round(FULL_REINDEX_EVERY_S - (now - self._last_full))
@@ -202,12 +213,6 @@ class Engine:
                 )
             self._last_full = now
 
-    def _rebuild_beside(self) -> None:
-        new = ChunkStore(self.data_dir, meta_for(self.embedder, self.source), fresh=True)
-        self._serving = (self.store, self.embedder)
-        self.store = new
-        self.syncer.store = new
-
     def search(
         self,
         query: str,
@@ -216,26 +221,6 @@ class Engine:
         policy: SearchPolicy | None = None,
     ) -> list[Hit]:
         return self.search_outcome(query, limit, filters, policy).hits
-
-    def _previous_index(self) -> tuple[ChunkStore, Embedder] | None:
-        previous = self.store.previous
-        if not self.store.building or previous is None:
-            return None
-        name = previous.source or previous.embedder
-        try:
-            same = previous.embedder == self.embedder.name
-            embedder = self.embedder if same else create_embedder(name, threads=self.settings.threads)
-            return ChunkStore(self.data_dir, meta_for(embedder, name), writable=False), embedder
-        except (IndexNotReadyError, EmbedderError) as error:
-            log.warning("the previous index cannot serve during the rebuild (%s)", error)
-            return None
-
-    def _after_sync(self, report: SyncReport) -> None:
-        if self.store.building:
-            self.store.publish()
-            serving, self._serving = self._serving, None
-            if serving is not None and serving[1] is not self.embedder:
-                serving[1].close()
 
     def search_outcome(
         self,
@@ -246,7 +231,7 @@ class Engine:
     ) -> SearchOutcome:
         """The hits with what the pipeline decided (routed, abstained), under this engine's policy
         unless `policy` overrides it."""
-        store, embedder = self._serving or (self.store, self.embedder)
+        store, embedder = self.index.searched()
         return run_search(store, embedder, query, limit, filters, policy or self.policy)
 
     def recall(
@@ -346,34 +331,10 @@ class Engine:
         if self.watch:
             self.start_watching()
 
-    def _index_moved(self, recorded: IndexMeta) -> bool:
-        """The primary switched indexes: another embedder or chunking, or a rebuild beside the old."""
-        moved = recorded.lance_dir != self.store.lance_dir
-        return moved or rebuild_reason(recorded, self.store.meta) is not None
-
     def follow_index(self) -> None:
-        """On a reader: when the primary rebuilt the index with another embedder or chunking, load
-        that embedder and reopen the store, so a query is never embedded with a model the index was
-        not built with. Until the new index is complete the reader keeps the one it has."""
-        if self.writable:
-            return
-        recorded = read_meta(self.data_dir)
-        if recorded is None or not self._index_moved(recorded):
-            return
-        with self._follow_lock:
-            if not self._index_moved(recorded):
-                return
-            name = recorded.source or recorded.embedder
-            try:
-                same = rebuild_reason(recorded, self.store.meta) is None
-                embedder = self.embedder if same else create_embedder(name, threads=self.settings.threads)
-                store = ChunkStore(self.data_dir, meta_for(embedder, name), writable=False)
-            except (IndexNotReadyError, EmbedderError) as error:
-                log.info("the index is being rebuilt; searching the previous one meanwhile (%s)", error)
-                return
-            log.warning("the index was rebuilt with %s: following it", embedder.name)
-            # The previous embedder is not closed: a search that started with it may still run.
-            self.embedder, self.store, self.source = embedder, store, name
+        """On a reader: follow the primary to a rebuilt index (ActiveIndex.follow)."""
+        if not self.writable:
+            self.index.follow()
 
     def documents(self) -> dict[str, DocEntry]:
         """Every indexed document (catalog.documents), once a new index has had its first sync: a

@@ -1,5 +1,4 @@
-"""The primary's lock (docs/design.md#processes-and-roles, docs/design.md#processes-and-roles): the process
-holding `<data_dir>/primary.lock`
+"""The primary's lock (docs/design.md#processes-and-roles): the process holding `<data_dir>/primary.lock`
 is the primary and binds `<data_dir>/primary.sock`; the others are readers.
 
 An exclusive `flock` is released by the kernel however its holder dies (SIGKILL included), so a

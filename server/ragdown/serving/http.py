@@ -55,16 +55,16 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
     def status() -> dict[str, object]:
         """Open (no auth, no secrets): whether the model and the index are ready, and counts."""
         current = routes.engine
-        files = current.store.files()
+        files, chunks = current.totals()
         return {
             "name": "ragdown",
             "version": __version__,
             "ready": True,
             "role": "reader" if routes.forward is not None else "primary",
-            "syncing": current.syncer.syncing if routes.forward is None else None,
+            "syncing": current.syncing if routes.forward is None else None,
             "auth_required": not settings.secure_local_net,
-            "files": len(files),
-            "chunks": sum(f.chunks for f in files.values()),
+            "files": files,
+            "chunks": chunks,
             "embedder": current.embedder.name,
         }
 

@@ -132,7 +132,7 @@ class Node:
             while not self._stop.wait(self.settings.takeover_s):
                 if self.lock.try_acquire():
                     log.warning("the primary is gone: this process takes over indexing and writes")
-                    engine = self.open_primary(reader.source)
+                    engine = self.open_primary(reader.index.source)
                     app.mcp.become(engine, None)
                     if app.mcp.metrics is not None:
                         app.mcp.metrics.set_build_info(__version__, "primary", engine.embedder.name)

@@ -239,7 +239,7 @@ def stats_json(
     `include_files`, each document too. Paths are shown as `shown_as` gives them. Over HTTP (`local`
     false) `docs_dir` is the scope as a path inside the docs and `data_dir` is left out: a remote
     client has no use for the server's own paths."""
-    last = engine.syncer.last_sync
+    last = engine.last_sync
     stats: dict[str, Any] = {
         "docs_dir": docs_dir,
         "data_dir": str(engine.data_dir) if local else None,
@@ -248,7 +248,7 @@ def stats_json(
         "read_only": read_only,
         "files": len(entries),
         "chunks": sum(e.chunks for e in entries),
-        "syncing": None if reader else engine.syncer.syncing,
+        "syncing": None if reader else engine.syncing,
         "last_sync": report_in_view(last, in_view, shown_as) if last else None,
         "scope": scope,
     }
