@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import DataDirError, Engine, check_data_dir, default_data_dir
+from ragdown.errors import UnavailableError
+from ragdown.folders.scope import Scope
 from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.indexing.sync import SyncProgress
 from tests.conftest import WriteDoc
 
 
@@ -48,6 +52,61 @@ def test_watch_off_syncs_only_at_start_and_on_request(docs: Path, data_dir: Path
         assert set(engine.store.files()) == {"a.md"}
         assert engine.sync().added == 1
     finally:
+        engine.close()
+
+
+def test_a_call_during_the_first_sync_waits_then_says_it_is_still_running(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    """docs/tools.md#status-and-health: an empty index never answers "nothing" for a note on disk;
+    past the wait the caller is told the sync is running and how far it got."""
+    for number in range(3):
+        write(f"n{number}.md", f"# Note {number}\n\nkestrel {number}")
+    release = threading.Event()
+
+    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
+        release.wait(30)
+
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        first = engine.start(progress=hold)
+        assert wait_for(lambda: engine.syncer.files_checked() == (3, 3))
+        assert not engine.first_sync_done
+        engine.first_sync_wait_s = 0.2
+        with pytest.raises(UnavailableError, match=r"still being built \(3 of 3 files so far\)") as refused:
+            engine.recall("kestrel", 5, scope=Scope())
+        assert refused.value.status == 503
+        with pytest.raises(UnavailableError):
+            engine.documents()  # every read path waits the same way, not only search
+        engine.first_sync_wait_s = 30
+        release.set()
+        hits = engine.recall("kestrel", 5, scope=Scope())  # waits for the sync, then answers
+        assert first.done()
+        assert engine.first_sync_done
+        assert {hit.path for hit in hits} == {"n0.md", "n1.md", "n2.md"}
+    finally:
+        release.set()
+        engine.close()
+
+
+def test_an_existing_index_answers_while_the_start_up_sync_catches_up(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    write("old.md", "# Old\n\nheron")
+    Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False).sync()
+    write("new.md", "# New\n\nheron again")
+    release = threading.Event()
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        engine.start(progress=lambda _progress: release.wait(30))
+        assert wait_for(lambda: engine.syncer.files_checked() == (2, 2))
+        assert not engine.first_sync_done  # /api/status says ready: false meanwhile
+        engine.first_sync_wait_s = 0.2
+        assert "old.md" in [hit.path for hit in engine.recall("heron", 5, scope=Scope())]  # no wait
+        release.set()
+        assert wait_for(lambda: engine.first_sync_done)
+    finally:
+        release.set()
         engine.close()
 
 

@@ -19,6 +19,8 @@ from ragdown.errors import ConfigError, RagdownError, plain
 from ragdown.folders.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
+    from concurrent.futures import Future
+
     from ragdown.engine import Engine
     from ragdown.indexing.sync import SyncProgress, SyncReport
     from ragdown.search.hybrid import Hit
@@ -172,6 +174,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     from ragdown.engine import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.config import SERVER_CONFIG
     from ragdown.indexing.embedders.registry import check_embedder_name
+    from ragdown.serving.banner import base_url, startup_lines
     from ragdown.serving.http import create_app
     from ragdown.serving.node import Node
 
@@ -191,7 +194,15 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     check_embedder_name(settings.embedder)
     node = Node(docs, data_dir, settings, folders_mode=True, server_config=docs / SERVER_CONFIG)
     primary = node.is_primary()
-    engine = node.open_primary() if primary else node.open_reader()
+    for line in startup_lines(docs, data_dir, settings, "primary" if primary else "reader"):
+        print(line, file=sys.stderr)
+    if primary:
+        bar = ProgressBar()
+        engine = node.open_primary(progress=bar)
+        assert node.first_sync is not None
+        node.first_sync.add_done_callback(lambda done: say_synced(done, engine, bar))
+    else:
+        engine = node.open_reader()
     app = create_app(engine, settings)
     if primary:
         node.serve_internal(app)
@@ -200,7 +211,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         app.mcp.become(engine, node.client.tool)
         node.watch_for_takeover(app, engine)
     stop_metrics = start_metrics(app, settings, "primary" if primary else "reader", engine, node)
-    print(f"ragdown: {'primary' if primary else 'reader'} on port {settings.port}", file=sys.stderr)
+    print(f"ragdown: listening on {base_url(settings)} (Ctrl-C stops)", file=sys.stderr)
     try:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=75)
     finally:
@@ -208,6 +219,22 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         node.close()
         app.mcp.engine.close()
     return 0
+
+
+def say_synced(done: Future[SyncReport], engine: Engine, bar: ProgressBar) -> None:
+    """After the first sync of `serve`: one line on what the index now holds, or why it failed."""
+    from ragdown.serving.banner import sync_summary
+
+    bar.finish()
+    error = done.exception()
+    if error is not None:
+        print(
+            f"ragdown: warning: the first sync failed ({error}); searches answer from the index as it is",
+            file=sys.stderr,
+        )
+        return
+    documents, chunks = engine.totals()
+    print(f"ragdown: {sync_summary(done.result(), documents, chunks)}", file=sys.stderr)
 
 
 def wait_for_folder(docs: Path, timeout_s: float = 300.0) -> None:

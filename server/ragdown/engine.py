@@ -20,7 +20,7 @@ from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
-from ragdown.errors import ConfigError, Refusal
+from ragdown.errors import ConfigError, Refusal, UnavailableError
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
@@ -42,7 +42,9 @@ from ragdown.search.query_log import LOG_NAME, QueryLog
 
 log = logging.getLogger(__name__)
 
-FIRST_SYNC_WAIT_S = 300.0
+# A call on an empty index waits this long for the first sync, then is told it is still running:
+# MCP clients give up on a call after about a minute, and an answer beats a timeout.
+FIRST_SYNC_WAIT_S = 30.0
 # A full re-index re-embeds every folder: an agent may ask for one this often, no more.
 FULL_REINDEX_EVERY_S = 600.0
 
@@ -128,7 +130,9 @@ class Engine:
             if self.settings.query_log
             else None
         )
-        self._first_sync: Future[SyncReport] | None = None
+        self._first_sync: Future[SyncReport] | None = None  # while the index is empty
+        self._started: Future[SyncReport] | None = None
+        self.first_sync_wait_s = FIRST_SYNC_WAIT_S
         self._full_lock = threading.Lock()
         self._last_full: float | None = None
         set_cache_limits(self.settings.index_cache_mb, self.settings.metadata_cache_mb)
@@ -314,11 +318,11 @@ class Engine:
             )
         return result
 
-    def start(self) -> None:
-        """As a server starts: the first sync in the background, then watching unless
-        `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for. An existing index
-        answers searches meanwhile; an empty one makes them wait for the first sync (a search of
-        a half-built index would say "nothing" where the documents do answer)."""
+    def start(self, progress: ProgressCallback | None = None) -> Future[SyncReport]:
+        """As a server starts: the first sync in the background (`progress` follows it), then
+        watching unless `RAGDOWN_WATCH=false`, in which case syncs happen only when asked for. An
+        existing index answers searches meanwhile; an empty one makes them wait for the first sync
+        (a search of a half-built index would say "nothing" where the documents do answer)."""
         if self.writable:
             # Temporary files of writers killed mid-write: dot files nobody indexes, only clutter.
             try:
@@ -326,10 +330,17 @@ class Engine:
             except Exception:  # clutter is no reason not to start
                 log.exception("could not sweep stale temporary files")
         empty = self.is_empty()
-        first = self.syncer.request()
+        first = self.syncer.request(progress=progress)
+        self._started = first
         self._first_sync = first if empty else None
         if self.watch:
             self.start_watching()
+        return first
+
+    @property
+    def first_sync_done(self) -> bool:
+        """The sync `start` began has ended (a reader, which never syncs, counts as done)."""
+        return self._started is None or self._started.done()
 
     def follow_index(self) -> None:
         """On a reader: follow the primary to a rebuilt index (ActiveIndex.follow)."""
@@ -366,12 +377,21 @@ class Engine:
             self.docs_dir, self.store, scope, path, start_line, end_line, folders_mode=self.folders_mode
         )
 
-    def wait_until_indexed(self, timeout_s: float = FIRST_SYNC_WAIT_S) -> None:
-        """Block until the first sync of an empty index is done (or `timeout_s` passed)."""
+    def wait_until_indexed(self) -> None:
+        """Wait for the first sync of an empty index; past `first_sync_wait_s`, say that it is still running
+        (UnavailableError) rather than answer "nothing" from a half-built index. A first sync that
+        failed has been logged: the call answers with what there is."""
         first = self._first_sync
-        if first is not None and not first.done():
-            with contextlib.suppress(Exception):  # a timeout or a failed sync: answer with what there is
-                first.result(timeout=timeout_s)
+        if first is None or first.done():
+            return
+        with contextlib.suppress(Exception):
+            first.result(timeout=self.first_sync_wait_s)
+        if not first.done():
+            checked = self.syncer.files_checked()
+            so_far = f" ({checked[0]} of {checked[1]} files so far)" if checked else ""
+            raise UnavailableError(
+                f"the first index of this folder is still being built{so_far}; ask again in a minute"
+            )
 
     def start_watching(self) -> None:
         if self.watcher is None:

@@ -21,7 +21,7 @@ CHART = REPO / "charts" / "ragdown"
 CI_FILES = sorted((CHART / "ci").glob("*-values.yaml"))
 CI_NAMES = [path.name.removesuffix("-values.yaml") for path in CI_FILES]
 # Values files shipped for users (e.g. the kind walk-through) must keep matching the chart.
-EXAMPLE_VALUES = sorted((REPO / "examples" / "k8s").glob("values*.yaml"))
+EXAMPLE_VALUES = sorted((REPO / "deploy" / "k8s").glob("values*.yaml"))
 RELEASE = "demo"
 NAMESPACE = "ragdown-test"
 FULLNAME = "demo-ragdown"
@@ -685,7 +685,7 @@ def test_chart_metadata(chart: helm.Chart) -> None:
 
 
 def test_notes_tell_the_next_steps(default: Rendered, render: Render) -> None:
-    assert "kubectl -n ragdown-test apply -f examples/k8s/work.yaml" in default.notes
+    assert "kubectl -n ragdown-test apply -f deploy/k8s/work.yaml" in default.notes
     assert "get rdf -w" in default.notes
     assert f"get secret {FULLNAME}-token" in default.notes
     assert "export ADMIN_TOKEN=" in default.notes

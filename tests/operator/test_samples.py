@@ -1,4 +1,4 @@
-"""The sample resources in examples/k8s/ are what the API server would admit
+"""The sample resources in deploy/k8s/ are what the API server would admit
 (docs/design.md#how-it-is-tested).
 
 Every `RagdownFolder` document there is checked the way `tests/operator/test_crd.py` emulates the
@@ -21,12 +21,12 @@ import yaml
 from tests.operator.test_crd import SCHEMA, admit, apply_defaults
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES_DIR = ROOT / "examples" / "k8s"
+SAMPLES_DIR = ROOT / "deploy" / "k8s"
 VALUES_SCHEMA_PATH = ROOT / "charts" / "ragdown" / "values.schema.json"
 
 
 def load_samples() -> dict[str, dict[str, Any]]:
-    """Every RagdownFolder document under examples/k8s, keyed by file and position."""
+    """Every RagdownFolder document under deploy/k8s, keyed by file and position."""
     samples = {}
     for path in sorted(SAMPLES_DIR.glob("*.yaml")):
         for index, document in enumerate(yaml.safe_load_all(path.read_text(encoding="utf-8"))):

@@ -32,7 +32,24 @@ async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:
             )
             text = "".join(getattr(c, "text", "") for c in result.content)
             assert "ops/postgres-backups.md" in text
+            # Every wikilink of the examples resolves: each target has its backlinks.
+            for target, sources in {
+                "ops/postgres-backups.md": {"ops/on-call.md", "README.md"},
+                "ops/data-checks.md": {"ops/postgres-backups.md"},
+                "ops/on-call.md": {"README.md"},
+                "projects/search-revamp.md": {"projects/search-v1.md"},
+            }.items():
+                result = await client.call_tool("ragdown_backlinks", {"path": target})
+                text = "".join(getattr(c, "text", "") for c in result.content)
+                assert not result.is_error, text
+                assert all(source in text for source in sources), (target, text)
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        _, err = process.communicate(timeout=30)
     assert process.returncode is not None
+    said = err.decode()
+    # It says what it serves and when the first sync is done (docs/tools.md#endpoints).
+    assert f"http://127.0.0.1:{port}/mcp/notes  Example notes" in said
+    assert "ready: 7 document(s)" in said
+    assert "warning" not in said
+    assert "Folders without MCP" not in said

@@ -167,6 +167,11 @@ class Syncer:
         run = self._current
         return 0 if run is None else max(0, run.total - run.files_done) + len(run.batch)
 
+    def files_checked(self) -> tuple[int, int] | None:
+        """The running sync's files looked at so far and its total, or None when idle."""
+        run = self._current
+        return None if run is None else (run.files_done, run.total)
+
     def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
         """Run a sync (or join the pending follow-up) and wait for its report."""
         return self.request(full, progress).result()

@@ -59,7 +59,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         return {
             "name": "ragdown",
             "version": __version__,
-            "ready": True,
+            "ready": current.first_sync_done,
             "role": "reader" if routes.forward is not None else "primary",
             "syncing": current.syncing if routes.forward is None else None,
             "auth_required": not settings.secure_local_net,

@@ -1,5 +1,4 @@
-"""This process's role on its data dir (docs/design.md#processes-and-roles,
-docs/design.md#processes-and-roles): the primary indexes,
+"""This process's role on its data dir (docs/design.md#processes-and-roles): the primary indexes,
 watches and writes, and answers readers on `<data_dir>/primary.sock`; a reader searches the same
 table, sends every write and the hook's memory to the primary, and in `auto` mode takes over when
 the primary's lock comes free."""
@@ -9,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from ragdown.engine import Engine
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.meta import read_meta
 from ragdown.indexing.store import IndexNotReadyError
+from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
@@ -37,6 +38,7 @@ class Node:
         self.engine_options = engine_options
         self.lock = PrimaryLock(data_dir)
         self.client: PrimaryClient | None = None
+        self.first_sync: Future[SyncReport] | None = None
         self._stop = threading.Event()
         self._internal_servers: list[uvicorn.Server] = []
 
@@ -44,7 +46,8 @@ class Node:
         role = self.settings.role
         return role == "primary" or (role == "auto" and self.lock.try_acquire())
 
-    def open_primary(self, embedder: str | None = None) -> Engine:
+    def open_primary(self, embedder: str | None = None, progress: ProgressCallback | None = None) -> Engine:
+        """The engine, writable, with its first sync started (`self.first_sync`; `progress` follows it)."""
         engine = Engine.open(
             self.docs,
             self.data_dir,
@@ -53,7 +56,7 @@ class Node:
             settings=self.settings,
             **self.engine_options,
         )
-        engine.start()
+        self.first_sync = engine.start(progress)
         return engine
 
     def open_reader(self) -> Engine:

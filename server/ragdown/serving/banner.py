@@ -1,0 +1,107 @@
+"""What `ragdown serve` says as it starts (docs/tools.md#endpoints): the URLs it serves, the folders
+it does not, what looks wrong, and how the first sync went. Without it a new user sees a silent
+process and a 404 on every /mcp path, and cannot tell a folder without `"mcp": true` from a typo."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ragdown import __version__
+from ragdown.documents.paths import is_markdown, is_skipped_entry
+from ragdown.folders.config import FOLDER_CONFIG
+from ragdown.folders.registry import list_folders
+from ragdown.folders.settings import ServerSettings
+from ragdown.indexing.sync import SyncReport
+
+MAX_NAMED = 5
+
+
+def base_url(settings: ServerSettings) -> str:
+    """The address a client on this machine uses: a wildcard bind is reached on loopback."""
+    host = settings.host
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{settings.port}"
+
+
+def named(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
+def loose_markdown(docs: Path) -> list[str]:
+    """Markdown files at the top of the docs dir: they belong to no folder, so nothing serves them."""
+    try:
+        entries = sorted(os.scandir(docs), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        entry.name
+        for entry in entries
+        if not is_skipped_entry(entry.name)
+        and is_markdown(entry.name)
+        and entry.is_file(follow_symlinks=False)
+    ]
+
+
+def startup_lines(docs: Path, data_dir: Path, settings: ServerSettings, role: str) -> list[str]:
+    """The lines `serve` prints before it listens; warnings start with `warning:`."""
+    url = base_url(settings)
+    auth = (
+        "no auth (SECURE_LOCAL_NET)"
+        if settings.secure_local_net
+        else "send Authorization: Bearer <RAGDOWN_TOKEN>"
+        if settings.token
+        else "send Authorization: Bearer <RAGDOWN_ADMIN_TOKEN>"
+    )
+    lines = [f"ragdown {__version__}: {role} for {docs} (index in {data_dir})", f"MCP endpoints ({auth}):"]
+    folders = list_folders(docs)
+    served = [folder for folder in folders if folder.mcp]
+    width = max((len(f"{url}/mcp/{folder.name}") for folder in served), default=0)
+    for folder in served:
+        title = f"  {folder.title}" if folder.title != folder.name else ""
+        lines.append(f"  {f'{url}/mcp/{folder.name}':<{width}}{title}")
+    if settings.root_mcp:
+        lines.append(f"  {url}/mcp  (every MCP folder the token reaches)")
+    hidden = [folder.name for folder in folders if not folder.mcp]
+    if hidden:
+        lines.append(
+            f"Folders without MCP (human-only, 404 on /mcp/<folder>): {named(hidden)}; "
+            f'add "mcp": true to a folder\'s {FOLDER_CONFIG} to serve it'
+        )
+    if not served:
+        where = f"no folder in {docs}" if folders else f"{docs} holds no folder"
+        lines.append(
+            f"warning: {where} has MCP turned on, so every /mcp/<folder> answers 404: create a folder "
+            f'with a {FOLDER_CONFIG} of {{"mcp": true}} (or PATCH /api/folders/<name> with the admin token)'
+        )
+    loose = loose_markdown(docs)
+    if loose:
+        lines.append(
+            f"warning: {len(loose)} Markdown file(s) at the top of {docs} belong to no folder and are "
+            f"neither indexed nor served ({named(loose)}): move them into a folder"
+        )
+    if settings.admin_token:
+        lines.append(f"Folder settings: {url}/api/folders (send Authorization: Bearer <RAGDOWN_ADMIN_TOKEN>)")
+    return lines
+
+
+def sync_summary(report: SyncReport, documents: int, chunks: int) -> str:
+    """One line for the first sync: the index it left (`documents`, `chunks`), what it changed, how
+    long it took, and the files it could not index."""
+    changes = [
+        f"{count} {word}"
+        for count, word in ((report.added, "added"), (report.updated, "updated"), (report.removed, "removed"))
+        if count
+    ]
+    line = (
+        f"ready: {documents} document(s), {chunks} chunk(s) indexed; synced in {report.ms / 1000:.1f} s "
+        f"({', '.join(changes) if changes else 'no change'})"
+    )
+    if report.failed:
+        paths = named([failed.path for failed in report.failed])
+        line += f"; {len(report.failed)} file(s) could not be indexed (see the log above): {paths}"
+    return line
