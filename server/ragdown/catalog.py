@@ -203,6 +203,16 @@ def read_document(
         found_range = heading_range_in_lines(lines, anchor)
         if found_range is not None:
             start, end = found_range
+    if start_line is not None and start_line > total:
+        raise Refusal(
+            400,
+            f"start_line {start_line} is past the end of {scope.relative(root_path)}, which has {total} "
+            f"line(s): read from 1 to {total}",
+        )
+    if start_line is not None and end_line is not None and end_line < start_line:
+        raise Refusal(
+            400, f"end_line {end_line} is before start_line {start_line}: give a range that runs forward"
+        )
     start = max(1, start_line if start_line is not None else start)
     end = min(total, end_line if end_line is not None else end)
     entry = entries.get(root_path)

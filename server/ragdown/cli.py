@@ -82,10 +82,12 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     from ragdown.engine import Engine, check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
+    from ragdown.indexing.embedders.registry import check_embedder_name
 
     docs = check_docs_dir(Path(args.docs))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     wanted = args.embedder or settings.embedder
+    check_embedder_name(wanted, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
     before = recorded_embedder(data_dir)
     engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings)
     if engine.rebuilt_because:
@@ -350,7 +352,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     check_data_dir(data_dir, docs)
     embedder = args.embedder or settings.embedder
-    check_embedder_name(embedder)
+    check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 
     def load() -> Engine:
         engine = Engine.open(docs, data_dir, embedder, threads=settings.threads, settings=settings)

@@ -122,7 +122,7 @@ def test_arguments_that_do_not_fit_the_tool_are_a_refusal_not_a_crash(primary: t
     answer = call(url, write("ops", arguments={"path": 5, "text": ["x"]}))
     assert answer.status_code == 200
     assert answer.json()["is_error"] is True
-    assert answer.json()["text"].startswith("ragdown_write: the arguments do not fit the tool")
+    assert answer.json()["text"] == "ragdown_write: path must be text, got 5; text must be text"
     assert not (served.docs / "ops" / "5").exists()
 
 

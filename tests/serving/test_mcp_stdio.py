@@ -89,5 +89,13 @@ async def test_stdio_read_only_hides_the_write_tools(docs: Path, data_dir: Path,
 def test_stdio_refuses_an_unknown_embedder_before_connecting(docs: Path, data_dir: Path) -> None:
     result = run_cli("stdio", str(docs), "--data-dir", str(data_dir), "--embedder", "nope", timeout=120)
     assert result.returncode == 2
-    assert "RAGDOWN_EMBEDDER must be minilm" in result.stderr
+    assert "--embedder must be minilm" in result.stderr  # the flag it came from, not the variable
     assert result.stdout == ""  # nothing on the protocol stream
+    from_env = run_cli(
+        "stdio", str(docs), "--data-dir", str(data_dir), env={**os.environ, "RAGDOWN_EMBEDDER": "nope"}
+    )
+    assert from_env.returncode == 2
+    assert (
+        'RAGDOWN_EMBEDDER must be minilm, granite-small, bge-small, hash or openai:<model>, got "nope"'
+        in (from_env.stderr)
+    )

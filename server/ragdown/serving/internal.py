@@ -86,8 +86,8 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
             server = routes.server(endpoint)
         try:
             result = await server.call_tool(call.tool, call.arguments)
-        except ToolError as error:  # arguments the tool's schema refuses (an MCP client never sends them)
-            return refused(f"{call.tool}: the arguments do not fit the tool ({str(error).splitlines()[0]})")
+        except ToolError as error:  # ToolServer answers bad arguments itself; this is any other refusal
+            return refused(f"{call.tool}: {str(error).splitlines()[0]}")
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)
         return {"text": text, "is_error": bool(getattr(result, "is_error", False))}

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ragdown.catalog import DocEntry, list_line, listing, select
@@ -26,6 +25,7 @@ from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission
 from ragdown.serving.formats import NO_MATCHES, compact, hit_json
+from ragdown.serving.tool_server import ToolServer
 from ragdown.serving.tools import (
     READ,
     WRITE,
@@ -114,9 +114,9 @@ def _with_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[
     return run
 
 
-def build_root_server(root: RootEndpoint) -> MCPServer:
+def build_root_server(root: RootEndpoint) -> ToolServer:
     engine = root.engine
-    server = MCPServer(
+    server = ToolServer(
         name="ragdown",
         title="ragdown",
         instructions="Search the user's Markdown folders (ragdown_folders lists them). Call ragdown_recall "

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
@@ -33,6 +32,7 @@ from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
+from ragdown.serving.tool_server import ONE_OR_MANY, Strings, ToolServer
 
 log = logging.getLogger(__name__)
 
@@ -187,9 +187,9 @@ def forwarded(tool: Callable[..., str], forward: Forward, scope: Scope) -> Calla
     return run
 
 
-def build_server(endpoint: Endpoint) -> MCPServer:
+def build_server(endpoint: Endpoint) -> ToolServer:
     """A fresh MCP server for `endpoint`; every state it needs lives in the engine."""
-    server = MCPServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
+    server = ToolServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
     for tool, hints in endpoint_tools(endpoint):
         if endpoint.enabled(tool.__name__):
             run = guarded(tool, endpoint.admission, endpoint.metrics)
@@ -378,9 +378,9 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     def ragdown_remember(
         title: Annotated[str, Field(min_length=1)],
         content: Annotated[str, Field(min_length=1)],
-        tags: list[str] | None = None,
+        tags: Strings | None = None,
         name: str | None = None,
-        supersedes: list[str] | None = None,
+        supersedes: Strings | None = None,
         session_id: str | None = None,
     ) -> str:
         """Save a new note (a decision, a finding, a summary) under the folder's notes directory.
@@ -417,7 +417,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
 
     def ragdown_edit(
         path: Annotated[str, Field(min_length=1)],
-        edits: Annotated[list[EditArgument], Field(min_length=1)],
+        edits: Annotated[list[EditArgument], ONE_OR_MANY, Field(min_length=1)],
         base_hash: str | None = None,
     ) -> str:
         """Replace exact passages (all edits or none). Copy old_text from ragdown_read_doc exactly;

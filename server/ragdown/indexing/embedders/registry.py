@@ -12,13 +12,14 @@ DEFAULT_EMBEDDER = "minilm"
 OPENAI_PREFIX = "openai:"
 
 
-def check_embedder_name(name: str | None) -> None:
-    """Refuse an unknown embedder name before anything loads (None is the default)."""
+def check_embedder_name(name: str | None, given_by: str = "RAGDOWN_EMBEDDER") -> None:
+    """Refuse an unknown embedder name before anything loads (None is the default); the refusal
+    names where the name came from (`--embedder` on the command line, else the variable)."""
     name = (name or DEFAULT_EMBEDDER).strip()
     openai = name.startswith(OPENAI_PREFIX) and name[len(OPENAI_PREFIX) :].strip()
     if name not in EMBEDDER_NAMES and not openai:
         known = ", ".join(EMBEDDER_NAMES)
-        raise EmbedderError(f'RAGDOWN_EMBEDDER must be {known} or openai:<model>, got "{name}"')
+        raise EmbedderError(f'{given_by} must be {known} or openai:<model>, got "{name}"')
 
 
 def create_embedder(name: str | None = None, *, threads: int | None = None) -> Embedder:

@@ -1,0 +1,78 @@
+"""The MCP server every endpoint builds: the SDK's, with what an agent sees made plain
+(docs/tools.md#calls-errors-and-limits): the package version in `serverInfo`, tool descriptions
+without the docstrings' indentation, and arguments that do not fit a tool's schema refused in one
+sentence naming each argument (`ragdown_recall: top_k must be at least 1, got 0`), not a pydantic
+dump with a link to its documentation."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import BeforeValidator, ValidationError, WithJsonSchema
+
+from ragdown import __version__
+from ragdown.errors import plain
+
+
+def describe(doc: str | None) -> str:
+    """A docstring as a description: paragraphs kept, each on one line, no indentation."""
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs if paragraph.strip())
+
+
+def where(location: Sequence[int | str]) -> str:
+    """A pydantic location as an agent would write it: `edits[0].old_text`."""
+    text = ""
+    for part in location:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the arguments"
+
+
+def argument_errors(tool: str, error: ValidationError) -> str:
+    problems = [f"{where(problem['loc'])} {plain(problem)}" for problem in error.errors()]
+    return f"{tool}: {'; '.join(problems)}"
+
+
+def _one_or_many(value: object) -> object:
+    """A lone value where a list is expected is a list of one (agents send `tags: "ops"`); a string
+    that holds a JSON array is that array (some clients send every argument as text)."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return [value]
+        return parsed if isinstance(parsed, list) else [value]
+    return [value] if isinstance(value, str | dict) else value
+
+
+ONE_OR_MANY = BeforeValidator(_one_or_many)
+# A list of strings that also takes one string, and says so in its schema.
+Strings = Annotated[
+    list[str],
+    ONE_OR_MANY,
+    WithJsonSchema({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}),
+]
+
+
+class ToolServer(MCPServer):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(version=__version__, **options)
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **options: Any) -> None:
+        options.setdefault("description", describe(fn.__doc__))
+        super().add_tool(fn, *args, **options)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error, UnexpectedToolError) or not isinstance(error.__cause__, ValidationError):
+                raise
+            text = argument_errors(name, error.__cause__)
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
