@@ -169,3 +169,45 @@ def test_nearest_passage_cases() -> None:
     assert nearest_passage("abc", "zzz") is None
     # Regex metacharacters in the words are matched literally.
     assert nearest_passage("see (a.b)  [c]", "(a.b) [c]") == Passage(1, 1, "(a.b)  [c]")
+
+
+DOC = (
+    "# Vacuum\n\nNightly vacuum on postgres keeps bloat down.\nSee the runbook before a FULL vacuum.\n\n"
+    "## Schedule\n\nRuns at 02:00 UTC on every primary.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old_text", "expected"),
+    [
+        # A case difference, spacing too: the exact words shown as the document has them.
+        ("see the runbook before a full  vacuum.", Passage(4, 4, "See the runbook before a FULL vacuum.")),
+        # One word changed, even at the end: the document's word in its place is shown.
+        ("keeps bloat low.", Passage(3, 3, "keeps bloat down.")),
+        ("Runs at 03:00 UTC on every primary.", Passage(8, 8, "Runs at 02:00 UTC on every primary.")),
+        # A word dropped, a word added, across a line break.
+        ("postgres keeps down.\nSee the", Passage(3, 4, "postgres keeps bloat down.\nSee the")),
+        (
+            "Nightly vacuum on the postgres keeps bloat",
+            Passage(3, 3, "Nightly vacuum on postgres keeps bloat"),
+        ),
+    ],
+)
+def test_the_nearest_passage_differs_by_a_word_or_by_case(old_text: str, expected: Passage) -> None:
+    assert nearest_passage(DOC, old_text) == expected
+    error = refusal(DOC, [Edit(old_text, "x")])
+    assert error.message.endswith(f"copy old_text from it exactly:\n{expected.text}")
+    assert expected.text in DOC  # what is offered can be copied as old_text and will match
+
+
+def test_too_few_shared_words_is_no_hint() -> None:
+    assert nearest_passage(DOC, "bloat up") is None  # one of two words: too little to go on
+    assert nearest_passage(DOC, "daily reindex of mysql tables") is None
+    assert nearest_passage(DOC, "vacuuum") is None  # a single word never guesses
+
+
+def test_the_run_is_found_in_a_long_document() -> None:
+    filler = "".join(f"Line {n} says nothing about the topic at all.\n" for n in range(5000))
+    text = filler + "The restore needs the WAL archive from the night before.\n" + filler
+    found = nearest_passage(text, "The restore needs a WAL archive from the night before.")
+    assert found == Passage(5001, 5001, "The restore needs the WAL archive from the night before.")

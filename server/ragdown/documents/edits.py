@@ -8,8 +8,10 @@ line endings).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from ragdown.errors import Refusal
 
@@ -90,18 +92,24 @@ def _fix(text: str, old_text: str, *, first: bool) -> str:
 
 
 def nearest_passage(text: str, old_text: str) -> Passage | None:
-    """The passage an `old_text` that matched nothing most likely meant.
+    """The passage an `old_text` that matched nothing most likely meant, in four tries:
 
-    First the passage with the same words spaced differently; else as many lines as `old_text` has,
-    from the first line equal (trimmed) to its trimmed first line; else None.
+    1. the same words, spaced differently;
+    2. the same words ignoring case, spaced differently;
+    3. the run of words most like `old_text`'s (a word changed, added or dropped; case ignored),
+       when at least 60 % of them agree;
+    4. as many lines as `old_text` has, from the first line equal (trimmed) to its trimmed first line.
     """
     words = old_text.split()
     if not words:
         return None
-    spaced = re.search(r"\s+".join(map(re.escape, words)), text)
+    pattern = r"\s+".join(map(re.escape, words))
+    spaced = re.search(pattern, text) or re.search(pattern, text, re.IGNORECASE)
     if spaced:
-        start = text.count("\n", 0, spaced.start()) + 1
-        return Passage(start, start + spaced.group(0).count("\n"), spaced.group(0))
+        return _passage(text, spaced.start(), spaced.end())
+    similar = _similar_run(text, words)
+    if similar is not None:
+        return similar
 
     old_lines = old_text.strip().split("\n")
     first_line = old_lines[0].strip()
@@ -111,6 +119,65 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
             passage = lines[index : index + len(old_lines)]
             return Passage(index + 1, index + len(passage), "\n".join(passage))
     return None
+
+
+SIMILAR_SHARE = 0.6
+SIMILAR_CANDIDATES = 20
+
+
+def _passage(text: str, start: int, end: int) -> Passage:
+    first = text.count("\n", 0, start) + 1
+    return Passage(first, first + text.count("\n", start, end), text[start:end])
+
+
+def _similar_run(text: str, words: list[str]) -> Passage | None:
+    """The run of the text's words most like `words` (case ignored), of their length or one more or
+    less. A sliding count of shared words keeps this linear in the document; only the best few runs
+    are then compared in order (difflib)."""
+    wanted = [word.casefold() for word in words]
+    if len(wanted) < 2:
+        return None  # one word that differs is no hint at all
+    tokens = [(match.start(), match.end(), match.group().casefold()) for match in re.finditer(r"\S+", text)]
+    need = Counter(wanted)
+    candidates: list[tuple[int, int, int]] = []  # (shared words, first token, run length)
+    for size in {len(wanted) - 1, len(wanted), len(wanted) + 1}:
+        if size > len(tokens):
+            continue
+        have: Counter[str] = Counter()
+        shared = 0
+        for index, (_, _, word) in enumerate(tokens):
+            if have[word] < need[word]:
+                shared += 1
+            have[word] += 1
+            if index >= size:
+                gone = tokens[index - size][2]
+                have[gone] -= 1
+                if have[gone] < need[gone]:
+                    shared -= 1
+            if index >= size - 1 and shared >= SIMILAR_SHARE * max(size, len(wanted)):
+                candidates.append((shared, index - size + 1, size))
+    # The run most like old_text in order (difflib's ratio); then the one sharing most words, then
+    # the one with most words in the same places, then the earliest.
+    best: tuple[tuple[float, int, int, int], int, int, list[str]] | None = None
+    for shared, first, size in sorted(candidates, key=lambda c: (-c[0], c[1]))[:SIMILAR_CANDIDATES]:
+        run = [t[2] for t in tokens[first : first + size]]
+        ratio = SequenceMatcher(None, wanted, run).ratio()
+        aligned = sum(a == b for a, b in zip(wanted, run, strict=False))
+        rank = (ratio, shared, aligned, -first)
+        if ratio >= SIMILAR_SHARE and (best is None or rank > best[0]):
+            best = (rank, first, size, run)
+    if best is None:
+        return None
+    _, first, size, run = best
+    # Words old_text has before or after all that matched were changed, not dropped: show what the
+    # document has in their place, so the agent sees the change and not a passage that stops short.
+    codes = SequenceMatcher(None, wanted, run).get_opcodes()
+    if codes[0][0] == "delete":
+        grow = min(codes[0][2], first)
+        first, size = first - grow, size + grow
+    if codes[-1][0] == "delete":
+        size = min(size + codes[-1][2] - codes[-1][1], len(tokens) - first)
+    return _passage(text, tokens[first][0], tokens[first + size - 1][1])
 
 
 def to_lf(text: str) -> str:
