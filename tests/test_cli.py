@@ -15,6 +15,7 @@ from tests.conftest import WriteDoc, run_cli
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # `ragdown` processes
 def test_index_then_search_as_real_processes(docs: Path, data_dir: Path, write: WriteDoc) -> None:
     write("ops/cache.md", "# Cache\n## Redis eviction\nRedis evicts keys by maxmemory-policy.")
     write("notes/food.md", "---\ntags: [cooking]\n---\n# Pancakes\nFlour, eggs, milk.")
@@ -103,6 +104,7 @@ def test_an_invalid_environment_setting_is_refused(
     assert "RAGDOWN_THREADS must be a whole number, got 'zero'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # builds the real MiniLM
 def test_another_embedder_says_it_rebuilds_and_does(
     docs: Path, data_dir: Path, write: WriteDoc, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -142,6 +144,7 @@ def test_full_reindexes_everything(
     assert [(r["added"], r["unchanged"]) for r in reports] == [(1, 0), (0, 1), (1, 0)]
 
 
+@pytest.mark.slow  # indexes the examples with the real MiniLM (the default), building it first
 def test_the_bundled_examples_answer_a_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [
@@ -160,6 +163,7 @@ def test_the_bundled_examples_answer_a_search(tmp_path: Path, capsys: pytest.Cap
     assert hits[0]["heading"] == "Postgres backups › Restore"
 
 
+@pytest.mark.slow  # `ragdown` processes
 def test_batch_search_answers_each_line_like_a_single_search(
     docs: Path, data_dir: Path, tmp_path: Path, write: WriteDoc
 ) -> None:
@@ -184,6 +188,7 @@ def test_batch_search_answers_each_line_like_a_single_search(
     assert json.loads(single.stdout)["hits"] == answers[1]["hits"]
 
 
+@pytest.mark.slow  # a `ragdown` process
 def test_batch_search_reads_stdin(docs: Path, data_dir: Path, write: WriteDoc) -> None:
     write("a.md", "# Kestrel\nKestrel ingest pipeline")
     result = run_cli(

@@ -196,6 +196,7 @@ def run_helm_test(render: Render, url: str, folder: str, token: str) -> subproce
     )
 
 
+@pytest.mark.slow  # a real `ragdown serve` process
 def test_the_helm_test_passes_against_a_real_server(render: Render, served: str) -> None:
     listed = run_helm_test(render, served, "runbooks", "agents-token")
     assert listed.returncode == 0, listed.stdout + listed.stderr
@@ -206,6 +207,7 @@ def test_the_helm_test_passes_against_a_real_server(render: Render, served: str)
     assert "took the token and the Host" in fresh.stdout
 
 
+@pytest.mark.slow  # the same real `ragdown serve` process
 @pytest.mark.parametrize(
     ("folder", "token", "said"),
     [

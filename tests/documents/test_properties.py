@@ -41,6 +41,10 @@ from tests.documents.strategies import (
     passages,
 )
 
+# Hundreds of generated documents per property: the example tests beside this module keep the quick
+# loop covering these rules, and the full run sweeps them.
+pytestmark = pytest.mark.slow
+
 
 def examples(count: int) -> settings:
     return settings(

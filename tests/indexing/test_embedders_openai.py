@@ -135,6 +135,7 @@ def test_rows_are_normalised_and_put_in_index_order(endpoint: Endpoint) -> None:
     embedder.close()
 
 
+@pytest.mark.slow  # waits 4.5 s of real time
 def test_batches_of_64_reuse_one_connection_after_a_pause(endpoint: Endpoint) -> None:
     embedder = connect(endpoint)
     texts = [f"text {i}" for i in range(130)]

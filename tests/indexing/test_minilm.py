@@ -25,6 +25,9 @@ from ragdown.indexing.embedders.minilm import (
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder
 from ragdown.indexing.embedders.quantize import QualityReport, QuantizedModel, compare_embeddings, record_path
 
+# The int8 build (seconds of CPU, once per session) and the tests that run it or the packaged model
+# over more than a text or two. The file checks and the loader's choices stay in the quick loop.
+REAL_MODEL = pytest.mark.slow
 SENTENCES = [
     "How do I declare a path parameter in FastAPI?",
     "Rust moves a value when it is assigned to another variable.",
@@ -113,6 +116,7 @@ def test_a_missing_model_file_is_refused(tmp_path: Path) -> None:
 # --- the int8 build and its cache ------------------------------------------------------------------
 
 
+@REAL_MODEL
 def test_the_int8_build_is_cached_with_its_digest_and_reused(built: QuantizedModel, cache_dir: Path) -> None:
     assert built.path.parent == cache_dir
     assert built.path.name == f"minilm-q8-{MODEL_SHA256[:12]}.onnx"
@@ -129,6 +133,7 @@ def test_the_int8_build_is_cached_with_its_digest_and_reused(built: QuantizedMod
     assert built.path.stat().st_mtime_ns == stamp
 
 
+@REAL_MODEL
 def test_the_embedder_runs_the_int8_file_and_reports_its_digest(
     int8: OnnxEmbedder, packaged: OnnxEmbedder, built: QuantizedModel
 ) -> None:
@@ -138,6 +143,7 @@ def test_the_embedder_runs_the_int8_file_and_reports_its_digest(
     assert int8.name == packaged.name
 
 
+@REAL_MODEL
 def test_a_corrupted_cached_file_is_rebuilt_to_the_same_bytes(built: QuantizedModel, tmp_path: Path) -> None:
     cache = tmp_path / "models"
     shutil.copytree(built.path.parent, cache)
@@ -184,6 +190,7 @@ def test_the_environment_turns_the_int8_build_off(monkeypatch: pytest.MonkeyPatc
         load_minilm(1, tmp_path)
 
 
+@REAL_MODEL
 def test_the_int8_build_agrees_with_the_packaged_model(int8: OnnxEmbedder, packaged: OnnxEmbedder) -> None:
     report = compare_embeddings(packaged, int8, SENTENCES)
     assert report.minimum >= 0.98, report
@@ -192,6 +199,7 @@ def test_the_int8_build_agrees_with_the_packaged_model(int8: OnnxEmbedder, packa
 # --- embedding behaviour (the int8 build, the default) ---------------------------------------------
 
 
+@REAL_MODEL
 def test_embeddings_are_unit_length(int8: OnnxEmbedder) -> None:
     vectors = int8.embed(SENTENCES, "document")
     assert vectors.shape == (len(SENTENCES), 384)
@@ -199,6 +207,7 @@ def test_embeddings_are_unit_length(int8: OnnxEmbedder) -> None:
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
+@REAL_MODEL
 def test_a_related_pair_scores_higher_than_an_unrelated_one(int8: OnnxEmbedder) -> None:
     query = int8.embed_query("how do I read query parameters from the URL?")
     related, unrelated = int8.embed(
@@ -211,10 +220,12 @@ def test_a_related_pair_scores_higher_than_an_unrelated_one(int8: OnnxEmbedder) 
     assert float(query @ related) > float(query @ unrelated) + 0.2
 
 
+@REAL_MODEL
 def test_query_and_document_vectors_are_identical(int8: OnnxEmbedder) -> None:
     np.testing.assert_array_equal(int8.embed(SENTENCES, "query"), int8.embed(SENTENCES, "document"))
 
 
+@REAL_MODEL
 def test_texts_are_read_past_128_tokens_and_cut_at_256(int8: OnnxEmbedder) -> None:
     count = lambda text: len(int8.tokenizer.encode(text).ids)  # noqa: E731 - a one-line helper
     assert count(words(200)) == 202
@@ -226,6 +237,7 @@ def test_texts_are_read_past_128_tokens_and_cut_at_256(int8: OnnxEmbedder) -> No
     np.testing.assert_allclose(long, cut, atol=1e-6)
 
 
+@REAL_MODEL
 def test_a_text_embeds_the_same_alone_or_in_any_batch(int8: OnnxEmbedder, packaged: OnnxEmbedder) -> None:
     texts = [*SENTENCES, words(150), words(30)]
     for embedder in (int8, packaged):
@@ -236,10 +248,12 @@ def test_a_text_embeds_the_same_alone_or_in_any_batch(int8: OnnxEmbedder, packag
         np.testing.assert_allclose(together, reversed_order, atol=1e-5)
 
 
+@REAL_MODEL
 def test_an_empty_list_embeds_to_no_rows(int8: OnnxEmbedder) -> None:
     assert int8.embed([], "document").shape == (0, 384)
 
 
+@REAL_MODEL
 def test_a_bundled_int8_build_is_used_and_none_is_made_again(
     built: QuantizedModel, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.operator.harness import HOST, INGRESSES, TOKEN, Indexer, World, eventually, world
 from tests.serving.conftest import free_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 # The Host header passes through, as ingress controllers pass it: the readers must allow the ingress host.
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 

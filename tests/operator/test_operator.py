@@ -10,7 +10,7 @@ import pytest
 
 from tests.operator.harness import HOST, INGRESSES, NAMESPACE, World, eventually, world
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 WORK = {"title": "Work notes", "mcp": True, "hook": {"topK": 3, "minScore": 0.5}}
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.operator.harness import FOLDERS, INGRESSES, World, another_release, eventually, world
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 WORK = {"title": "Work notes", "mcp": True}
 INSTANCE = "ragdown.dev/instance"

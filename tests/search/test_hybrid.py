@@ -138,6 +138,7 @@ def test_aliases_are_searchable_on_the_first_chunk_only(
     assert [(h.path, h.heading) for h in lexical] == [("pg.md", "Postgres")]
 
 
+@pytest.mark.slow  # builds and runs the real MiniLM
 def test_minilm_ranks_the_right_section_first(
     make_engine: Callable[..., Engine], write: WriteDoc, minilm: Embedder, docs: Path
 ) -> None:

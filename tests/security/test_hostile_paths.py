@@ -156,7 +156,8 @@ MATRIX = [
 ]
 
 
-@pytest.fixture(scope="module", params=["http", "root", "stdio"])
+# Over stdio the matrix runs against a `ragdown stdio` process: left to the full run.
+@pytest.fixture(scope="module", params=["http", "root", pytest.param("stdio", marks=pytest.mark.slow)])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -228,6 +228,7 @@ def missing_labels(exprs: list[str], exported: dict[str, set[str]]) -> list[str]
     return missing
 
 
+@pytest.mark.slow  # scrapes a real `ragdown serve` process
 def test_every_queried_metric_is_exported(exposition: Exposition, monitored: Rendered) -> None:
     dashboard = load_dashboard()
     exported = known_series(exposition, monitored)
@@ -268,6 +269,7 @@ def test_every_queried_metric_is_exported(exposition: Exposition, monitored: Ren
     assert sorted(alerted - exported.keys()) == []
 
 
+@pytest.mark.slow  # scrapes a real `ragdown serve` process
 def test_every_queried_label_exists_on_its_metric(exposition: Exposition, monitored: Rendered) -> None:
     dashboard = load_dashboard()
     exported = known_series(exposition, monitored)
@@ -292,6 +294,7 @@ def test_every_panel_shows_the_chosen_namespace_and_release() -> None:
     assert all(SCOPE in query for query in variable_queries(dashboard) if "folder)" in query)
 
 
+@pytest.mark.slow  # scrapes a real `ragdown serve` process
 def test_label_parsing_sees_a_label_the_server_lacks(exposition: Exposition) -> None:
     """The check above would pass vacuously if the regexes found nothing; a wrong label is caught."""
     expr = 'sum by (pod_path) (rate(ragdown_hook_calls_total{session="x"}[5m]))'
@@ -338,6 +341,7 @@ def test_dashboard_shape() -> None:
         assert variables[name]["datasource"] == reference
 
 
+@pytest.mark.slow  # scrapes a real `ragdown serve` process
 def test_the_calls_show_up_where_the_panels_look(exposition: Exposition) -> None:
     """The folder variable lists the served folder, and the hook, search and tool panels see the
     calls made; a lone server is the primary, so it adds nothing to the reader count."""

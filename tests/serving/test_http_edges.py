@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.serving.conftest import Served
 
@@ -41,6 +43,7 @@ def test_responses_say_how_long_a_connection_is_kept(served: Served) -> None:
         assert http.get("/api/status").headers["keep-alive"] == "timeout=75"
 
 
+@pytest.mark.slow  # `ragdown serve` processes
 def test_serve_refuses_to_start_without_a_token_or_a_trusted_network(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     env = {"RAGDOWN_DOCS_DIR": str(tmp_path / "docs"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
@@ -54,6 +57,7 @@ def test_serve_refuses_to_start_without_a_token_or_a_trusted_network(tmp_path: P
     assert "RAGDOWN_DOCS_DIR" in missing.stderr
 
 
+@pytest.mark.slow  # `ragdown serve` processes
 def test_serve_refuses_tokens_that_open_two_doors(tmp_path: Path) -> None:
     """One role, one token (docs/security.md): serve refuses a token reused across roles, and an
     internal listener or a network primary without the internal token."""

@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import WriteDoc, run_cli
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def text_of(result: object) -> str:

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.serving.conftest import free_port, start_serve, stop_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKEN = "roles-token"
 INTERNAL_TOKEN = "roles-internal-token"
 

@@ -12,7 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.serving.conftest import free_port, start_serve, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a real `ragdown serve` process
 
 
 async def test_serve_answers_mcp_on_the_examples(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import pytest
 
 from tests.serving.conftest import free_port, start_serve, stop_process, wait_ready
 
+pytestmark = pytest.mark.slow
 TOKEN = "races-token"
 FOLDER = "ops"
 # Within one process's waiting line (4 running + 32 queued), so "overloaded" stays the exception.

@@ -50,3 +50,36 @@ def test_paths_are_made_scope_relative_and_back() -> None:
     assert scope.absolute("db/pg.md") == "work/ops/db/pg.md"
     assert Scope().relative("a.md") == "a.md"
     assert scope.relative("work/opsx/a.md") == "work/opsx/a.md"  # not inside: left alone
+
+
+def test_a_scope_contains_what_is_below_its_directory_only() -> None:
+    scope = Scope("projects/alpha")
+    assert scope.contains("projects/alpha/plan.md")
+    assert scope.contains("projects/alpha/deep/er/plan.md")
+    assert not scope.contains("projects/alpha-old/plan.md")  # a directory, never a string prefix
+    assert not scope.contains("projects/alphabet.md")
+    assert not scope.contains("projects/alpha")  # the directory itself is no document in it
+    assert not scope.contains("projects/plan.md")
+    assert Scope().contains("anything/at/all.md")
+
+
+def test_relative_and_absolute_are_inverse_inside_the_scope() -> None:
+    scope = Scope("work/ops")
+    for path in ("a.md", "db/pg.md", "db/deep/x.md"):
+        absolute = scope.absolute(path)
+        assert scope.contains(absolute)
+        assert scope.relative(absolute) == path
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("/etc", "team/etc/"), ("/../etc", "team/etc/"), ("//ops", "team/ops/"), ("a/./b/../c", "team/a/c/")],
+)
+def test_a_prefix_that_looks_absolute_stays_inside_the_scope(given: str, expected: str) -> None:
+    assert Scope("team").search_prefix(given) == expected
+
+
+@pytest.mark.parametrize("given", ["..", "../other", "ops/../../other", "..\\other"])
+def test_a_prefix_cannot_climb_out_of_a_sub_folder_scope(given: str) -> None:
+    with pytest.raises(ScopeError, match="path_prefix is outside the docs folder"):
+        Scope("team/ops").search_prefix(given)

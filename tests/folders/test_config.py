@@ -1,0 +1,107 @@
+"""Settings files read leniently (`ragdown.folders.config`): a `.ragdown.json` or `.ragdown-server.json`
+that is missing, symlinked, not a regular file, not UTF-8, not JSON or not an object reads as empty, so
+a broken file never breaks the hook; only a real problem with a file that is there is logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from ragdown.documents.files import Root
+from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG, hook_layer, read_json_object
+
+LOGGER = "ragdown.folders.config"
+
+
+@pytest.fixture
+def ops(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs" / "ops"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def root(folder: Path) -> Root:
+    """The folder as the server reaches it: the docs dir trusted, the folder walked below it."""
+    return Root(folder.parent, (folder.name,))
+
+
+def test_an_object_is_read_as_it_is_written(ops: Path) -> None:
+    config = {"title": "Ops", "mcp": True, "hook": {"top_k": 2}, "colour": "red"}
+    (ops / FOLDER_CONFIG).write_text(json.dumps(config), encoding="utf-8")
+    assert read_json_object(root(ops), FOLDER_CONFIG) == config
+
+
+def test_a_missing_file_is_empty_and_not_worth_a_warning(ops: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert read_json_object(root(ops), FOLDER_CONFIG) == {}
+        assert read_json_object(Root(ops.parent, ("missing",)), FOLDER_CONFIG) == {}
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{nope", b"", b'{"mcp": true', b"\xff\xfe{}", b"[1, 2]", b'"mcp"', b"null", b"42"],
+    ids=["malformed", "empty", "truncated", "not-utf8", "array", "string", "null", "number"],
+)
+def test_anything_but_a_json_object_is_empty(ops: Path, content: bytes) -> None:
+    (ops / FOLDER_CONFIG).write_bytes(content)
+    assert read_json_object(root(ops), FOLDER_CONFIG) == {}
+
+
+def test_a_malformed_file_is_logged_with_its_folder(ops: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (ops / FOLDER_CONFIG).write_text("{nope", encoding="utf-8")
+    (ops.parent / SERVER_CONFIG).write_text("{nope", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        read_json_object(root(ops), FOLDER_CONFIG)
+        read_json_object(Root(ops.parent), SERVER_CONFIG)
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        "ignoring .ragdown.json of ops",
+        "ignoring .ragdown-server.json of the docs folder",
+    ]
+
+
+def test_a_symlinked_file_is_never_followed(ops: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"mcp": True, "title": "Borrowed"}), encoding="utf-8")
+    (ops / FOLDER_CONFIG).symlink_to(elsewhere)
+    assert read_json_object(root(ops), FOLDER_CONFIG) == {}
+
+
+def test_a_symlinked_folder_on_the_way_is_never_followed(ops: Path) -> None:
+    (ops / FOLDER_CONFIG).write_text(json.dumps({"mcp": True}), encoding="utf-8")
+    (ops / "db").mkdir()
+    (ops / "db" / FOLDER_CONFIG).write_text(json.dumps({"mcp": True}), encoding="utf-8")
+    (ops.parent / "alias").symlink_to(ops, target_is_directory=True)
+    assert read_json_object(Root(ops.parent, ("alias",)), FOLDER_CONFIG) == {}
+    assert read_json_object(Root(ops.parent, ("alias", "db")), FOLDER_CONFIG) == {}
+    assert read_json_object(Root(ops.parent, ("ops", "db")), FOLDER_CONFIG) == {"mcp": True}
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_or_a_folder_in_its_place_is_empty_and_nothing_waits(ops: Path) -> None:
+    os.mkfifo(ops / FOLDER_CONFIG)  # opened for reading, a FIFO would block until a writer came
+    assert read_json_object(root(ops), FOLDER_CONFIG) == {}
+    (ops / FOLDER_CONFIG).unlink()
+    (ops / FOLDER_CONFIG).mkdir()
+    assert read_json_object(root(ops), FOLDER_CONFIG) == {}
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"hook": {"top_k": 2, "colour": "red"}}, {"top_k": 2, "colour": "red"}),
+        ({"hook": [1, 2]}, {}),
+        ({"hook": "top_k=2"}, {}),
+        ({"hook": None}, {}),
+        ({"title": "No hook"}, {}),
+        ([{"hook": {"top_k": 2}}], {}),
+    ],
+)
+def test_the_hook_layer_is_the_hook_object_or_empty(ops: Path, config: object, expected: object) -> None:
+    """The layer is taken as written: `hook.settings` skips the keys and values it cannot use."""
+    (ops / FOLDER_CONFIG).write_text(json.dumps(config), encoding="utf-8")
+    assert hook_layer(root(ops), FOLDER_CONFIG) == expected
