@@ -165,6 +165,22 @@ def quantize_model(
     import onnx
 
     model = float_rewrites(onnx.load(str(source)), calibration)
+    return quantize_matmuls(model, keep_float, calibration=calibration)
+
+
+def quantize_matmuls(
+    model: Any,
+    keep_float: Collection[str] = (),
+    *,
+    calibration: Sequence[Feed] = (),
+) -> Any:
+    """`model` itself, edited: its MatMuls with a constant weight in int8, but those in `keep_float`.
+
+    No float32 rewrites here (`quantize_model` applies them first), so a float graph made by other
+    means can be quantized the same way.
+    """
+    import onnx
+
     graph = Graph(model.graph)
     weights: dict[str, list[npt.NDArray[np.float32]]] = {}
     for node in model.graph.node:

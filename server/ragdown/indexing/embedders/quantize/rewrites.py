@@ -13,7 +13,7 @@ test batches match the model's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -205,21 +205,30 @@ def _same_outputs(before: Any, after: Any, feeds: Sequence[Feed]) -> bool:
     return True
 
 
-def float_rewrites(model: Any, calibration: Sequence[Feed]) -> Any:
-    """`model` with the float32 rewrites (the first set that leaves its outputs unchanged)."""
+def rewritten(model: Any, rewrites: Iterable[Rewrite]) -> Any:
+    """A copy of `model` with `rewrites` applied in order, each on the graph the previous one left.
+
+    The com.microsoft opset is declared when a rewrite adds nodes; nodes nothing reads any more go.
+    """
     from onnx import helper
 
+    candidate = type(model)()
+    candidate.CopyFrom(model)
+    for rewrite in rewrites:
+        graph = Graph(candidate.graph)
+        renames, added = rewrite(graph)
+        apply_edits(graph, renames, added)
+        if added and not any(o.domain == MS_DOMAIN for o in candidate.opset_import):
+            candidate.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
+        prune(candidate)
+    return candidate
+
+
+def float_rewrites(model: Any, calibration: Sequence[Feed]) -> Any:
+    """`model` with the float32 rewrites (the first set that leaves its outputs unchanged)."""
     feeds = _check_feeds(calibration)
     for rewrites in REWRITES:
-        candidate = type(model)()
-        candidate.CopyFrom(model)
-        for rewrite in rewrites:
-            graph = Graph(candidate.graph)
-            renames, added = rewrite(graph)
-            apply_edits(graph, renames, added)
-            if added and not any(o.domain == MS_DOMAIN for o in candidate.opset_import):
-                candidate.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
-            prune(candidate)
+        candidate = rewritten(model, rewrites)
         if not rewrites or _same_outputs(model, candidate, feeds):
             return candidate
         log.info("%d float32 rewrites changed the outputs; trying fewer", len(rewrites))
