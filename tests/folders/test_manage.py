@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import Refusal
 from ragdown.folders.manage import (
     FOLDER_TOOLS,
     FOLDER_WRITE_TOOLS,
@@ -211,8 +211,8 @@ def test_racing_creations_of_one_name_make_it_once(docs: Path) -> None:
         ({"hook": []}, "hook must be an object with any of top_k, min_score, min_ratio, max_chars"),
         ({"hook": {"topk": 2}}, "unknown hook setting: topk (one of top_k, min_score, min_ratio, max_chars)"),
         ({"hook": {"min_score": float("nan")}}, "hook.min_score must be a number"),
-        ({"hook": {"top_k": -1}}, "hook.top_k must be a non-negative integer"),
-        ({"hook": {"max_chars": True}}, "hook.max_chars must be a number"),
+        ({"hook": {"top_k": -1}}, "hook.top_k must be from 0 to 50"),
+        ({"hook": {"max_chars": True}}, "hook.max_chars must be a whole number from 0 to 100000"),
         ({"disabled_tools": "ragdown_stats"}, "disabled_tools must be a list of tool names"),
         ({"disabled_tools": ["ragdown_stats", 3]}, "disabled_tools must be a list of tool names"),
         (

@@ -107,8 +107,8 @@ def test_disabled_tools_are_a_comma_separated_list(monkeypatch: pytest.MonkeyPat
 
 def test_the_hook_layer_holds_only_what_the_environment_sets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGDOWN_HOOK_TOP_K", "0")
-    monkeypatch.setenv("RAGDOWN_HOOK_MIN_SCORE", "-0.25")
-    assert ServerSettings().hook_layer() == {"top_k": 0, "min_score": -0.25}
+    monkeypatch.setenv("RAGDOWN_HOOK_MIN_SCORE", "0.25")
+    assert ServerSettings().hook_layer() == {"top_k": 0, "min_score": 0.25}
     monkeypatch.setenv("RAGDOWN_HOOK_MIN_RATIO", "1")
     monkeypatch.setenv("RAGDOWN_HOOK_MAX_CHARS", "500")
-    assert ServerSettings().hook_layer() == {"top_k": 0, "min_score": -0.25, "min_ratio": 1, "max_chars": 500}
+    assert ServerSettings().hook_layer() == {"top_k": 0, "min_score": 0.25, "min_ratio": 1, "max_chars": 500}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ragdown.documents.errors import Refusal
+from ragdown.errors import RagdownError
 from ragdown.roles.client import PrimaryClient, PrimaryUnreachableError, RemoteSessionMemory
 
 TOKEN = "internal-test-token"
@@ -39,7 +39,7 @@ class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
 
 class Primary:
     """The primary's internal API as far as a reader uses it: `/internal/ping`, `/internal/memory` (a
-    session memory of its own), `/internal/tool` and `/internal/sync`. `status` answers everything
+    session memory of its own), and `/internal/tool`. `status` answers everything
     with that status instead; `hold` makes the paths it names wait until `release()`."""
 
     def __init__(self, unix_socket: Path | None = None) -> None:
@@ -117,8 +117,6 @@ class Primary:
                 "text": f"ran {body['tool']} for {body['folder']}",
                 "is_error": body["tool"] == "bad",
             }
-        if path == "/internal/sync":
-            return 200, {"added": 1, "full": body["full"]}
         return 404, {"detail": "Not Found"}
 
     def stop(self) -> None:
@@ -186,18 +184,16 @@ def test_the_sessions_memory_is_kept_by_the_primary(
     ]
 
 
-def test_tools_and_syncs_are_forwarded_and_their_answers_come_back(
+def test_tools_are_forwarded_and_their_answers_come_back(
     primary: Primary, connect: Callable[..., PrimaryClient]
 ) -> None:
     client = connect(primary.url)
     arguments = {"path": "a.md", "text": "# A"}
     assert client.tool("ragdown_write", "ops", "db", arguments) == ("ran ragdown_write for ops", False)
     assert client.tool("bad", None, "", {}) == ("ran bad for None", True)  # a tool's error is an answer
-    assert client.sync(full=True) == {"added": 1, "full": True}
     assert [request.body for request in primary.requests] == [
         {"folder": "ops", "path": "db", "tool": "ragdown_write", "arguments": arguments},
         {"folder": None, "path": "", "tool": "bad", "arguments": {}},
-        {"full": True},
     ]
 
 
@@ -243,7 +239,7 @@ def test_a_stopped_primary_is_noticed_and_writes_are_refused_at_once(
     assert not client.reachable()
     with pytest.raises(PrimaryUnreachableError) as caught:
         client.tool("ragdown_write", "ops", "", {"path": "late.md", "text": "# Late"})
-    assert isinstance(caught.value, Refusal)
+    assert isinstance(caught.value, RagdownError)
     assert caught.value.status == 503
     assert UNREACHABLE in caught.value.message
 
@@ -253,7 +249,7 @@ def test_a_stopped_primary_is_noticed_and_writes_are_refused_at_once(
     memory.forget("s")
     assert memory.seen("s") == frozenset()
     with pytest.raises(PrimaryUnreachableError, match="it did not answer the last probe"):
-        client.sync()
+        client.tool("ragdown_write", "ops", "", {"path": "late.md", "text": "# Late"})
     assert primary.requests == []  # while it is known to be away, nothing is sent
     assert client.probe()
     assert client.tool("ragdown_write", "ops", "", {}) == ("ran ragdown_write for ops", False)

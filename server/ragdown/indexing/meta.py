@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ragdown.atomic import write_atomic
 from ragdown.documents.chunks import CHUNKER_VERSION
 
 # Bump whenever a column or an index of the `chunks` table changes: a bump forces a rebuild.
@@ -57,18 +56,8 @@ def read_meta(data_dir: Path) -> IndexMeta | None:
 
 
 def write_meta(data_dir: Path, meta: IndexMeta) -> None:
-    """Write atomically (temporary file + rename), readable by the owner only."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".meta-", suffix=".tmp", dir=data_dir)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(meta.model_dump(), handle, indent=2)
-            handle.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, data_dir / META_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write whole or not at all (docs/design.md#server-files), readable by the owner only."""
+    write_atomic(data_dir / META_FILE, (json.dumps(meta.model_dump(), indent=2) + "\n").encode(), mode=0o600)
 
 
 def rebuild_reason(recorded: IndexMeta | None, wanted: IndexMeta) -> str | None:

@@ -8,23 +8,38 @@ import os
 import secrets
 from pathlib import Path
 
+from ragdown.atomic import write_atomic
+
 TOKEN_FILE = "internal.token"
 
 
-def local_token(data_dir: Path, *, create: bool) -> str | None:
-    """The data dir's token; with `create` (a primary), made if there is none yet."""
-    path = data_dir / TOKEN_FILE
+def _read(path: Path) -> str | None:
+    """The token in `path`; None when there is no file or it is empty. A symlink is never followed."""
     try:
-        return path.read_text(encoding="ascii").strip() or None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        if not create:
-            return None
-    data_dir.mkdir(parents=True, exist_ok=True)
+        return None
+    with os.fdopen(fd, encoding="ascii") as handle:
+        return handle.read().strip() or None
+
+
+def local_token(data_dir: Path, *, create: bool) -> str | None:
+    """The data dir's token; with `create` (a primary), made if there is none yet.
+
+    A new token appears whole (linked into place, docs/design.md#server-files), so a reader or a second
+    primary never sees an empty file; of two primaries starting at once the first link wins and the
+    other uses its token. An empty file left by an older release is replaced.
+    """
+    path = data_dir / TOKEN_FILE
+    found = _read(path)
+    if found is not None or not create:
+        return found
     token = secrets.token_hex(32)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return path.read_text(encoding="ascii").strip() or None
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(token)
+        write_atomic(path, token.encode("ascii"), mode=0o600, exclusive=True)
+    except FileExistsError:
+        theirs = _read(path)
+        if theirs is not None:
+            return theirs
+        write_atomic(path, token.encode("ascii"), mode=0o600)
     return token

@@ -9,7 +9,7 @@ cache and matches its pin, then loads the ONNX encoder.
   `$XDG_CACHE_HOME/ragdown/models`, else `~/.cache/ragdown/models`.
 - Downloads come from `{hub}/{repo}/resolve/{revision}/{path}`, the hub being `RAGDOWN_HUB_URL`
   (default `https://huggingface.co`), redirects followed. Each file streams into a temporary file
-  in its final directory, is hashed on the way, and is renamed into place (`os.replace`) only when
+  in its final directory, is hashed on the way, and is renamed into place (`ragdown.atomic`) only when
   its SHA-256 is the pinned one: a crash or a bad download never leaves a file under the final name.
 - A cached file is hashed again on every load; one that no longer matches is deleted and refused.
 - Without the hub (offline, a firewall), the error names the directory to pre-place the files in.
@@ -18,14 +18,13 @@ cache and matches its pin, then loads the ONNX encoder.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from ragdown.atomic import atomic_file
 from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
@@ -162,24 +161,16 @@ def _offline_advice(spec: HubModelSpec, models_dir: Path, hub_url: str) -> str:
 
 
 def _download(client: httpx.Client, url: str, target: Path, hub_file: HubFile) -> None:
-    """Stream `url` into a temporary file beside `target`, check it, then rename it into place."""
+    """Stream `url` into a temporary file beside `target`, check it, then rename it into place
+    (docs/design.md#server-files): a short, long or altered download never becomes `target`."""
     import httpx
 
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    except OSError as error:
-        raise EmbedderError(
-            f"cannot write the model file {target} ({error}); make RAGDOWN_MODELS writable or "
-            "point it at a directory that is"
-        ) from error
-    tmp = Path(tmp_name)
-    try:
-        digest = hashlib.sha256()
-        received = 0
-        with os.fdopen(fd, "wb") as handle, client.stream("GET", url) as response:
+        with atomic_file(target) as pending, client.stream("GET", url) as response:
             if response.status_code != 200:
                 raise _HubUnavailableError(f"{url} answered {response.status_code} {response.reason_phrase}")
+            digest = hashlib.sha256()
+            received = 0
             for block in response.iter_bytes(_CHUNK):
                 received += len(block)
                 if received > hub_file.size:
@@ -188,17 +179,14 @@ def _download(client: httpx.Client, url: str, target: Path, hub_file: HubFile) -
                         "bytes; it was discarded"
                     )
                 digest.update(block)
-                handle.write(block)
-            handle.flush()
-            os.fsync(handle.fileno())
-        found = digest.hexdigest()
-        if found != hub_file.sha256:
-            raise EmbedderError(
-                f"{_sha256_mismatch(f'the download of {url}', hub_file.sha256, found)} after "
-                f"{received} of {hub_file.size} bytes; it was discarded. A proxy or a mirror may have "
-                "altered it: try again, or pre-place the verified file in RAGDOWN_MODELS"
-            )
-        os.replace(tmp, target)
+                pending.write(block)
+            found = digest.hexdigest()
+            if found != hub_file.sha256:
+                raise EmbedderError(
+                    f"{_sha256_mismatch(f'the download of {url}', hub_file.sha256, found)} after "
+                    f"{received} of {hub_file.size} bytes; it was discarded. A proxy or a mirror may have "
+                    "altered it: try again, or pre-place the verified file in RAGDOWN_MODELS"
+                )
     except httpx.HTTPError as error:
         raise _HubUnavailableError(f"GET {url} failed ({type(error).__name__}: {error})") from error
     except OSError as error:
@@ -206,8 +194,6 @@ def _download(client: httpx.Client, url: str, target: Path, hub_file: HubFile) -
             f"cannot write the model file {target} ({error}); make RAGDOWN_MODELS writable or "
             "point it at a directory that is"
         ) from error
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def ensure_hub_files(

@@ -11,12 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdown.atomic import atomic_file, write_atomic
 from ragdown.indexing.embedders.files import sha256_file
 from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.quantize.quality import MIN_COSINE, MIN_MEAN_COSINE, QualityReport
@@ -43,20 +42,6 @@ class QuantizedModel:
     built: bool
     keep_float: tuple[str, ...]
     quality: QualityReport
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(temporary).chmod(0o644)
-        os.replace(temporary, path)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
 
 
 def _reuse(path: Path, source_sha256: str) -> QuantizedModel | None:
@@ -103,28 +88,22 @@ def _build(
         data = quantize_model(source, keep_float, calibration=calibration).SerializeToString(
             deterministic=True
         )
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        candidate = Path(temporary)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            candidate.chmod(0o644)
-            quality = check(candidate)
+        with atomic_file(path) as candidate:
+            candidate.write(data)
+            candidate.sync()
+            quality = check(candidate.path)
             if not quality.passed:
-                log.warning(
-                    "the int8 model with %d MatMuls left in float32 falls short of cosine mean %.2f / "
-                    "min %.2f against the packaged one (%s)",
-                    len(keep_float),
-                    MIN_MEAN_COSINE,
-                    MIN_COSINE,
-                    quality,
-                )
-                continue
-            os.replace(candidate, path)
-        finally:
-            candidate.unlink(missing_ok=True)
+                candidate.discard()
+        if not quality.passed:
+            log.warning(
+                "the int8 model with %d MatMuls left in float32 falls short of cosine mean %.2f / "
+                "min %.2f against the packaged one (%s)",
+                len(keep_float),
+                MIN_MEAN_COSINE,
+                MIN_COSINE,
+                quality,
+            )
+            continue
         digest = hashlib.sha256(data).hexdigest()
         record = {
             "sha256": digest,
@@ -133,7 +112,7 @@ def _build(
             "keep_float": list(keep_float),
             "quality": {"mean": quality.mean, "min": quality.minimum, "count": quality.count},
         }
-        _write_atomic(record_path(path), (json.dumps(record, indent=2) + "\n").encode())
+        write_atomic(record_path(path), (json.dumps(record, indent=2) + "\n").encode())
         log.info("built the int8 model %s: %s", path, quality)
         return QuantizedModel(path, digest, True, keep_float, quality)
     return None
