@@ -29,12 +29,13 @@ RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /src
-# What `pip install .` needs: the project metadata (README.md is its readme) and both packages,
-# installed at the exact versions of constraints.txt, so every build of a commit is the same.
+# What `pip install '.[operator]'` needs: the project metadata (README.md is its readme) and both
+# packages, the server and the operator (the `operator` extra brings kopf), installed at the exact
+# versions of constraints.txt, so every build of a commit is the same.
 COPY pyproject.toml README.md constraints.txt ./
 COPY server/ server/
 COPY operator/ operator/
-RUN pip install -c constraints.txt .
+RUN pip install -c constraints.txt '.[operator]'
 
 # The default embedder builds its int8 model into RAGDOWN_MODELS at first use, which would cost
 # every new pod that build (and fail on a read-only root filesystem): index the bundled examples

@@ -1,4 +1,5 @@
-"""ruff and mypy are part of the test run: style and types are checked wherever the suite runs."""
+"""ruff and mypy are part of the test run: style and types are checked wherever the suite runs. Also the
+layout rules: plain folders for the two packages, and a server that needs nothing of the operator extra."""
 
 from __future__ import annotations
 
@@ -40,3 +41,31 @@ def test_server_and_operator_folders_are_not_packages() -> None:
     import operator
 
     assert hasattr(operator, "itemgetter")
+
+
+def test_the_server_never_imports_the_operator_extra() -> None:
+    """`pip install ragdown` leaves kopf and aiohttp out (the `operator` extra), so no module of the
+    server may import them, at any depth of a function."""
+    import ast
+
+    extra = {"kopf", "aiohttp"}
+    found = []
+    for path in (REPO / "server" / "ragdown").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [f"{path.relative_to(REPO)}: {name}" for name in names if name.split(".")[0] in extra]
+    assert found == []
+
+
+def test_the_operator_without_its_extra_says_how_to_install_it() -> None:
+    # kopf made unimportable in the child, as on a laptop install without the extra.
+    script = "import sys; sys.modules['kopf'] = None; from ragdown_operator.main import main; main([])"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "pip install 'ragdown[operator]'" in result.stderr
+    assert "Traceback" not in result.stderr

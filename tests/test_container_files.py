@@ -2,7 +2,7 @@
 
 No Docker engine runs here (docs/design.md#how-it-is-tested), so the Dockerfile is parsed and its promises are
 checked one by one: stages, non-root user, health check, entry point, the model built into the
-image, and a build context that holds every file a COPY needs. The image's `pip install .` is
+image, and a build context that holds every file a COPY needs. The image's `pip install '.[operator]'` is
 reproduced offline: a wheel is built from exactly the files the builder stage copies (after
 .dockerignore) and must carry both packages, every module and data file, and both console scripts.
 """
@@ -273,7 +273,9 @@ def test_the_int8_model_is_built_in_the_builder_and_copied() -> None:
     assert BUILDER.env()["RAGDOWN_MODELS"] == MODELS_DIR
     runs = [i.args for i in BUILDER.all("RUN")]
     install = next(
-        n for n, run in enumerate(runs) if re.search(r"\bpip install -c constraints\.txt \.(\s|$)", run)
+        n
+        for n, run in enumerate(runs)
+        if re.search(r"\bpip install -c constraints\.txt '\.\[operator\]'(\s|$)", run)
     )
     build = next(n for n, run in enumerate(runs) if "ragdown index" in run)
     assert install < build, "the model is built with the installed ragdown"
@@ -296,7 +298,9 @@ def test_the_image_installs_pinned_versions_and_leaves_build_only_packages_behin
         if line.strip() and not line.startswith("#"):
             name, _, version = line.partition("==")
             pins[name.strip().lower().replace("_", "-")] = version.strip()
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    # The image installs the operator extra too.
+    declared = project["dependencies"] + project["optional-dependencies"]["operator"]
     for text in declared:
         requirement = Requirement(text)
         name = requirement.name.lower().replace("_", "-")
@@ -407,10 +411,12 @@ def test_dockerignore_keeps_the_context_small() -> None:
 
 
 def builder_context(destination: Path) -> None:
-    """The builder's context copies up to `pip install .`, after .dockerignore, into destination."""
+    """The builder's context copies up to its `pip install`, after .dockerignore, into destination."""
     runs_before_install = []
     for instruction in BUILDER.instructions:
-        if instruction.keyword == "RUN" and re.search(r"\bpip install \.(\s|$)", instruction.args):
+        if instruction.keyword == "RUN" and re.search(
+            r"\bpip install .*'\.\[operator\]'(\s|$)", instruction.args
+        ):
             break
         runs_before_install.append(instruction)
     for instruction in runs_before_install:

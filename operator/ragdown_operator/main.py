@@ -12,8 +12,12 @@ import logging
 import sys
 
 import httpx
-import kopf
 from pydantic import ValidationError
+
+try:
+    import kopf
+except ImportError:  # `pip install ragdown` leaves the operator's dependencies out
+    sys.exit("ragdown-operator needs the operator extra: pip install 'ragdown[operator]'")
 
 from ragdown_operator import handlers, release
 from ragdown_operator.kube import Kube, KubeUnavailable, client_for, connection_info
