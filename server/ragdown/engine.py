@@ -34,6 +34,7 @@ from ragdown.indexing.embedders.files import cache_home
 from ragdown.indexing.store import ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
+from ragdown.memory import release_free_memory
 from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
@@ -140,8 +141,13 @@ class Engine:
         self.writable = writable
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.index.store, embedder, folders_only=folders_mode)
-        self.syncer.after_sync = lambda _report: self.index.publish()
+        self.syncer.after_sync = self._after_sync
         self.watcher: FolderWatcher | None = None
+
+    def _after_sync(self, report: SyncReport) -> None:
+        self.index.publish()
+        if report.changed:
+            release_free_memory()  # batches of text, vectors and Arrow tables, all freed now
 
     @classmethod
     def open(

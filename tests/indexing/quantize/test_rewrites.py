@@ -13,6 +13,7 @@ from ragdown.indexing.embedders.quantize.rewrites import (
     float_rewrites,
     fuse_attention,
     fuse_erf_gelu,
+    gather_before_dequantize,
     rewritten,
 )
 from tests.indexing.quantize import tiny
@@ -56,6 +57,31 @@ def test_a_nan_guard_that_is_not_the_softmax_one_stays(near_miss: dict[str, Any]
     graph = Graph(model.graph)
     assert drop_softmax_nan_guards(graph) == ({}, [])
     assert tiny.same_bytes(rewritten(model, [drop_softmax_nan_guards]), model)
+
+
+# --- a lookup in an int8 table ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("per_row", [True, False], ids=["scale-per-row", "one-scale"])
+def test_a_lookup_picks_int8_rows_before_scaling_them(per_row: bool) -> None:
+    model = tiny.int8_lookup(per_row=per_row)
+    after = rewritten(model, [gather_before_dequantize])
+    table = next(t.name for t in after.graph.initializer if t.name.startswith("q"))
+    # Only the looked-up rows are cast: nothing reads the whole table but a Gather, so ONNX Runtime
+    # has no float copy of it to fold.
+    assert tiny.readers(after, table) == ["Gather"]
+    assert sorted(tiny.ops(after)) == sorted(
+        ["Gather", "Cast", *(["Gather"] if per_row else []), "Mul", "Add"]
+    )
+    ids = np.array([[0, 39, 7], [7, 12, 1]], dtype=np.int64)
+    expected = tiny.run(model, {"ids": ids}, optimized=False)
+    actual = tiny.run(after, {"ids": ids})
+    assert np.array_equal(expected[0], actual[0])  # the same products, bit for bit
+
+
+def test_a_lookup_along_another_axis_stays() -> None:
+    model = tiny.int8_lookup(axis=1)
+    assert gather_before_dequantize(Graph(model.graph)) == ({}, [])
 
 
 # --- erf GELU --------------------------------------------------------------------------------------

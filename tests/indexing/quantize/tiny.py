@@ -276,3 +276,19 @@ def unquantizable() -> Any:
     """`x @ y` of two inputs (x [B, 4, 8], y [B, 8, 4]): no constant weight to quantize."""
     t = Tiny()
     return t.model([t.op("MatMul", t.input("x", ["B", 4, 8]), t.input("y", ["B", 8, 4]))])
+
+
+def int8_lookup(*, per_row: bool = True, axis: int = 0) -> Any:
+    """`Gather(Cast(q) * scale, ids) + 1`: a lookup in an int8 table of 40 x 6 with a scale per row
+    (or one for the table), as the packaged MiniLM stores its word embeddings, then added to.
+
+    Input `ids` [2, 3] (int64); output `y` [2, 3, 6] ([40, 2, 3] with axis 1: ids below 6 then).
+    """
+    t = Tiny()
+    ids = t.input("ids", [2, 3], TensorProto.INT64)
+    table = t.const(t.rng.integers(-127, 128, (40, 6)).astype(np.int8), "q")
+    scale = t.const(t.rng.uniform(0.001, 0.05, (40, 1) if per_row else ()), "scale")
+    as_float = t.op("Cast", table, to=TensorProto.FLOAT)
+    dequantized = t.op("Mul", as_float, scale)
+    looked_up = t.op("Gather", dequantized, ids, axis=axis)
+    return t.model([t.op("Add", looked_up, t.const(1.0))])

@@ -111,10 +111,10 @@ class OnnxEmbedder(Embedder):
         self.threads = max(1, threads)
         self._model_sha256 = model_sha256
         self.tokenizer = load_tokenizer(tokenizer_path, spec.max_tokens)
-        # Parallel passes, not parallel operators: each pass runs on the thread that calls it.
-        self.session = self._session(1)
+        # One session for batches and queries alike: a second one with its own thread count cost
+        # ~50 MB held and ~90 MB more at its load, and bought nothing (docs/design.md#onnx-sessions).
+        self.session = self._session(self.threads)
         self.input_names = {i.name for i in self.session.get_inputs()}
-        self._single: Any = None  # one text (a search query): parallel operators, made on first use
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -137,14 +137,6 @@ class OnnxEmbedder(Embedder):
         except Exception as error:  # onnxruntime raises its own exception types
             raise EmbedderError(f"cannot load the ONNX model {self.model_path}: {error}") from error
 
-    def _single_session(self) -> Any:
-        """A session whose operators use every thread: one query cannot be split into passes, and
-        its latency is what a person waits for."""
-        with self._pool_lock:
-            if self._single is None:
-                self._single = self._session(self.threads)
-            return self._single
-
     @property
     def model_sha256(self) -> str:
         """The digest passed in (already verified), else the SHA-256 of the file, hashed once."""
@@ -162,9 +154,7 @@ class OnnxEmbedder(Embedder):
         batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
         ids = [[encodings[i].ids for i in batch] for batch in batches]
         vectors: Iterable[Vectors]
-        if len(batches) == 1 and self.threads > 1:
-            vectors = [self._forward(ids[0], self._single_session())]
-        elif self.threads == 1 or len(batches) == 1:
+        if self.threads == 1 or len(batches) == 1:
             vectors = map(self._forward, ids)
         else:
             # Longest first, so the last passes to finish are short ones.
@@ -179,10 +169,10 @@ class OnnxEmbedder(Embedder):
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="ragdown-embed")
             return self._pool
 
-    def _forward(self, token_ids: list[list[int]], session: Any = None) -> Vectors:
+    def _forward(self, token_ids: list[list[int]]) -> Vectors:
         batch = batch_feeds(token_ids)
         feeds = {name: value for name, value in batch.items() if name in self.input_names}
-        hidden: npt.NDArray[np.float32] = (session or self.session).run(None, feeds)[0]
+        hidden: npt.NDArray[np.float32] = self.session.run(None, feeds)[0]
         if self.spec.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:

@@ -20,6 +20,7 @@ from ragdown.indexing.embedders.files import sha256_file
 from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.quantize.quality import MIN_COSINE, MIN_MEAN_COSINE, QualityReport
 from ragdown.indexing.embedders.quantize.quantizer import RECIPE_VERSION, fallback_plans, quantize_model
+from ragdown.memory import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ def ensure_quantized(
     except Exception as error:  # a model the quantizer cannot handle must not stop the embedder loading
         log.warning("cannot build the int8 model (%s); running the packaged model", error)
         return None
+    finally:
+        release_free_memory()  # the build's graphs and sessions are garbage now
     if built is None:
         log.warning("no int8 build of %s passed the quality check; running the packaged model", source)
     return built

@@ -35,7 +35,7 @@ from ragdown.indexing.embedders.quantize.graph import (
 from ragdown.indexing.embedders.quantize.rewrites import float_rewrites
 
 # Bump whenever the bytes written for the same source change: a cached file of another recipe is rebuilt.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 # The smallest value of erf GELU is -0.16997 (at x = -0.75): a row peak floored here bounds |x / peak| by 1.
 _GELU_FLOOR = 0.17
 
