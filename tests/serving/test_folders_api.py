@@ -261,6 +261,17 @@ def test_junk_bodies_and_titles_are_refusals_and_leave_nothing_half_made(served:
     with served.admin() as http:
         deep = http.post("/api/folders", content=b"[" * 200_000, headers={"Content-Type": "application/json"})
         assert (deep.status_code, deep.json()) == (400, {"error": "Body is not valid JSON"})
+        for body, kind in (
+            (b'["ops"]', "an array"),
+            (b'"ops"', "a string"),
+            (b"null", "null"),
+            (b"1.5", "a number"),
+        ):
+            listed = http.post("/api/folders", content=body, headers={"Content-Type": "application/json"})
+            assert listed.status_code == 400
+            assert (
+                listed.json()["error"] == f'Body must be a JSON object such as {{"title": "Ops"}}, got {kind}'
+            )
         for title in ("\ud800", "two\nlines", "tab\there"):
             made = http.post(
                 "/api/folders",

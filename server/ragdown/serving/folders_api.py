@@ -57,9 +57,17 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
     return out
 
 
+def _json_kind(value: object) -> str:
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
+
+
 async def json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object (a dependency): empty and non-object bodies read as {}; a body over
-    1 MiB or not JSON is refused."""
+    """The request's JSON object (a dependency): an empty body reads as {}; a body over 1 MiB, not
+    JSON, or JSON that is not an object is refused."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_JSON_BODY:
         raise Refusal(413, "Body too large")
@@ -74,7 +82,9 @@ async def json_object(request: Request) -> dict[str, Any]:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[…
         raise Refusal(400, "Body is not valid JSON") from None
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise Refusal(400, f'Body must be a JSON object such as {{"title": "Ops"}}, got {_json_kind(data)}')
+    return data
 
 
 JsonObject = Annotated[dict[str, Any], Depends(json_object)]
