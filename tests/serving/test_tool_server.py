@@ -1,6 +1,7 @@
 """What an agent sees of a tool call (serving/tool_server.py, docs/tools.md#calls-errors-and-limits):
-plain argument errors, a lone value where a list goes, the package version, clean descriptions, and
-a read past the end refused. Through the official MCP client over real HTTP."""
+plain argument errors, unknown arguments refused, a lone value where a list goes, the package
+version, clean descriptions, and a read past the end refused. Through the official MCP client over
+real HTTP."""
 
 from __future__ import annotations
 
@@ -65,6 +66,20 @@ async def test_argument_errors_are_one_plain_sentence(served: Served) -> None:
             await client.call_tool("ragdown_edit", {"path": "backups.md", "edits": [{"new_text": "x"}]})
         )
         assert edit == "ragdown_edit: edits[0].old_text is required"
+
+
+async def test_an_argument_the_tool_does_not_take_is_refused_not_dropped(served: Served) -> None:
+    async with served.mcp() as client:
+        result = await client.call_tool("ragdown_recall", {"query": "restore", "limit": 3, "tags": "ops"})
+        assert result.is_error
+        assert text_of(result) == (
+            "ragdown_recall: unknown argument limit, tags (ragdown_recall takes query, top_k, path_prefix, "
+            "tag, written_by, format, max_chars)"
+        )
+        stats = await client.call_tool("ragdown_stats", {"verbose": True})
+        assert stats.is_error
+        assert text_of(stats).startswith("ragdown_stats: unknown argument verbose (ragdown_stats takes ")
+        assert not (await client.call_tool("ragdown_recall", {"query": "restore", "tag": "ops"})).is_error
 
 
 async def test_tags_and_edits_take_a_single_value(served: Served) -> None:

@@ -2,7 +2,7 @@
 (docs/tools.md#calls-errors-and-limits): the package version in `serverInfo`, tool descriptions
 without the docstrings' indentation, and arguments that do not fit a tool's schema refused in one
 sentence naming each argument (`ragdown_recall: top_k must be at least 1, got 0`), not a pydantic
-dump with a link to its documentation."""
+dump with a link to its documentation; an argument the tool does not take is refused too."""
 
 from __future__ import annotations
 
@@ -69,6 +69,9 @@ class ToolServer(MCPServer):
         super().add_tool(fn, *args, **options)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = self._unknown_arguments(name, arguments)
+        if unknown:
+            return CallToolResult(content=[TextContent(type="text", text=unknown)], is_error=True)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
@@ -76,3 +79,17 @@ class ToolServer(MCPServer):
                 raise
             text = argument_errors(name, error.__cause__)
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
+        """A refusal naming the arguments the tool does not take, or "": the SDK would drop them, and
+        an agent that sent `limit` or `tags` to a tool taking `top_k` and `tag` would get an
+        answer to another question."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return ""
+        known = tool.parameters.get("properties", {})
+        unknown = sorted(set(arguments or {}) - set(known))
+        if not unknown:
+            return ""
+        takes = ", ".join(known) or "no arguments"
+        return f"{name}: unknown argument {', '.join(unknown)} ({name} takes {takes})"
