@@ -81,7 +81,7 @@ def test_spec_vector_two_spaces_shows_the_nearest_passage_with_lines() -> None:
     assert error.status == 404
     assert error.message == (
         "edit 1 of 1: old_text is not in the document, so nothing was written. "
-        "The nearest passage (lines 3-3) follows; copy old_text from it exactly:\nHourly snapshots."
+        "The nearest passage (line 3) follows; copy old_text from it exactly:\nHourly snapshots."
     )
 
 

@@ -87,7 +87,8 @@ def _fix(text: str, old_text: str, *, first: bool) -> str:
     if nearest is None:
         return _NOT_FOUND_FALLBACK
     # Line numbers are the file's only until an earlier edit has shifted them.
-    lines = f" (lines {nearest.start}-{nearest.end})" if first else ""
+    span = f"line {nearest.start}" if nearest.start == nearest.end else f"lines {nearest.start}-{nearest.end}"
+    lines = f" ({span})" if first else ""
     return f"The nearest passage{lines} follows; copy old_text from it exactly:\n{nearest.text}"
 
 
