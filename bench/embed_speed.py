@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/embed_speed.py [--corpus fastapi-docs --corpus rust-book] [--every N]
         [--max-chars N] [--threads 1 --threads 2] [--batch-sweep] [--token-counts]
+        [--ort-optimizer [--rounds N]]
 
 Chunks the Markdown files of the corpora in ../shared/bench/corpora (read in place, never copied) with
 `parse_document(source, path, max_chars)` and embeds `embedding_text(title, heading, text)` of every
@@ -12,12 +13,20 @@ Also prints the quality of the int8 build (cosine against the packaged model on 
 sentences and on every chunk embedded), and with `--batch-sweep` the old way of running: padded,
 length-sorted batches of 16/32/64 through one session with intra-op threads. `--token-counts`
 prints how many chunks fit the model's 256-token window at several `max_chars`.
+
+`--ort-optimizer` instead compares ONNX Runtime's transformer optimizer with the build's own float32
+rewrites (bench/quantize_variants.py): throughput, and cosine against the packaged model on the
+chunks and on the build's check sentences, for the packaged model, the shipped int8 build, and the
+variants. Models are timed in turn, `--rounds` times over. Besides wall-clock chars/s (best round)
+it reports chars per CPU-second of the process (median round), which other work on the machine
+disturbs far less.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -28,12 +37,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from quantize_variants import Variant, build_variants
 from ragdown.documents.chunks import embedding_text
 from ragdown.documents.metadata import parse_document
 from ragdown.indexing.embedders.base import normalise_rows
 from ragdown.indexing.embedders.minilm import MINILM, check_minilm_quality, load_minilm, minilm_files
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, batch_feeds, load_tokenizer
-from ragdown.indexing.embedders.quantize import cosine_report
+from ragdown.indexing.embedders.quantize import CALIBRATION_TEXTS, QualityCheck, cosine_report
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "bench" / "corpora"
@@ -118,6 +128,58 @@ def token_counts(corpora: list[str], tokenizer: Path) -> None:
         )
 
 
+def optimizer_comparison(texts: list[str], cache_dir: Path, thread_counts: list[int], rounds: int) -> None:
+    model, tokenizer = minilm_files()
+    shipped = load_minilm(1, cache_dir, quantize=True)
+    encodings = load_tokenizer(tokenizer, MINILM.max_tokens).encode_batch(list(CALIBRATION_TEXTS))
+    folder = cache_dir / "variants"
+    folder.mkdir(exist_ok=True)
+    variants = [
+        Variant("packaged", model),
+        Variant("int8 build (shipped: our rewrites)", shipped.model_path),
+        *build_variants(model, [batch_feeds([e.ids]) for e in encodings], folder),
+    ]
+    shipped.close()
+    chars = sum(len(t) for t in texts)
+    wall: dict[tuple[str, int], list[float]] = {}
+    cpu: dict[tuple[str, int], list[float]] = {}
+    vectors: dict[str, Vectors] = {}
+    for round_ in range(rounds):
+        for threads in thread_counts:
+            # Alternate the order so no model always runs right after the same one.
+            for variant in variants if round_ % 2 == 0 else variants[::-1]:
+                embedder = OnnxEmbedder(MINILM, variant.path, tokenizer, threads)
+                embedder.embed(texts[:8], "document")  # warm-up: first-run allocations
+                started, started_cpu = time.perf_counter(), time.process_time()
+                vectors[variant.label] = embedder.embed(texts, "document")
+                wall.setdefault((variant.label, threads), []).append(chars / (time.perf_counter() - started))
+                cpu.setdefault((variant.label, threads), []).append(
+                    chars / (time.process_time() - started_cpu)
+                )
+                embedder.close()
+    check = QualityCheck(
+        reference=lambda: OnnxEmbedder(MINILM, model, tokenizer, 1),
+        load=lambda path: OnnxEmbedder(MINILM, path, tokenizer, 1),
+    )
+    print(f"\n{rounds} rounds; chars/s: the best round's (wall clock); chars/CPU-s: the median round's.")
+    print(
+        "Cosine against the packaged model (a build is refused below mean 0.99 / min 0.98 on the check set)."
+    )
+    print(
+        "\n| model | threads | chars/s | chars/CPU-s | chunks: mean | min | check set: mean | min | passes |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for variant in variants:
+        corpus = cosine_report(vectors["packaged"], vectors[variant.label])
+        quality = check(variant.path)
+        verdict = "yes" if quality.passed else "**no**"
+        figures = f"{corpus.mean:.4f} | {corpus.minimum:.4f} | {quality.mean:.4f} | {quality.minimum:.4f}"
+        for threads in thread_counts:
+            key = (variant.label, threads)
+            speed = f"{max(wall[key]):,.0f} | {statistics.median(cpu[key]):,.0f}"
+            print(f"| {variant.label} | {threads} | {speed} | {figures} | {verdict} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,6 +191,12 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, help="where to cache the int8 build (default: a temp dir)")
     parser.add_argument("--batch-sweep", action="store_true", help="also time batches of 16/32/64")
     parser.add_argument("--token-counts", action="store_true", help="also print token counts by max_chars")
+    parser.add_argument(
+        "--ort-optimizer",
+        action="store_true",
+        help="compare ONNX Runtime's transformer optimizer with the build's float32 rewrites instead",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --ort-optimizer: timed rounds per model")
     args = parser.parse_args()
     corpora = args.corpus or DEFAULT_CORPORA
     thread_counts = args.threads or [1, 2]
@@ -146,6 +214,9 @@ def main() -> None:
         load_minilm(1, cache_dir, quantize=True).close()
         build_s = time.perf_counter() - started
         print(f"int8 build (or cache check) in {cache_dir}: {build_s:.1f} s")
+        if args.ort_optimizer:
+            optimizer_comparison(texts, cache_dir, thread_counts, args.rounds)
+            return
 
         print("\n| model | threads | chars/s | chunks/s | seconds |")
         print("|---|---|---|---|---|")
