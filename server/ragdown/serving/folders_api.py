@@ -9,9 +9,7 @@ edit instead.
 
 # No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
 # at definition time, where the local dependencies are in scope.
-import json
 import os
-from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -19,18 +17,12 @@ from fastapi import APIRouter, Depends, Request
 
 from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
 from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
 from ragdown.folders.registry import Folder, list_folders
-from ragdown.folders.settings import ServerSettings
-from ragdown.serving.auth import Unauthorized
+from ragdown.serving.api_access import ApiAccess, read_json_object
 
-MAX_JSON_BODY = 1024 * 1024
 MANAGER_HEADER = "x-ragdown-manager"
 READER = "reader"
-READ_ONLY = "The server is read-only (RAGDOWN_READ_ONLY)"
-NOT_ADMIN = "this token is an agent's, for /mcp only: /api needs the admin token (RAGDOWN_ADMIN_TOKEN)"
-ADMIN_OFF = "the admin API is off: set RAGDOWN_ADMIN_TOKEN on the server and send that token to /api"
 
 
 def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
@@ -57,70 +49,19 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
     return out
 
 
-def _json_kind(value: object) -> str:
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else "a number"
-
-
 async def json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object (a dependency): an empty body reads as {}; a body over 1 MiB, not
-    JSON, or JSON that is not an object is refused."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_JSON_BODY:
-        raise Refusal(413, "Body too large")
-    raw = b""
-    async for part in request.stream():
-        raw += part
-        if len(raw) > MAX_JSON_BODY:
-            raise Refusal(413, "Body too large")
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[…
-        raise Refusal(400, "Body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise Refusal(400, f'Body must be a JSON object such as {{"title": "Ops"}}, got {_json_kind(data)}')
-    return data
+    """The request's JSON object, up to 1 MiB (a dependency)."""
+    return await read_json_object(request)
 
 
 JsonObject = Annotated[dict[str, Any], Depends(json_object)]
 
 
-def folders_router(
-    current: Callable[[], Engine],
-    settings: ServerSettings,
-    admin: Callable[[str | None], bool | None],
-    is_reader: Callable[[], bool],
-) -> APIRouter:
-    """`current()` is the serving engine (it changes when a reader takes over as primary); `admin`
-    says whether a request's Authorization is the admin's (None: no token this server knows).
-    Refusals raised here are answered by the app's one handler (serving/http.py)."""
-
-    def authorised(request: Request) -> None:
-        who = admin(request.headers.get("authorization"))
-        if who is None:
-            raise Unauthorized(request.headers.get("authorization"))
-        if not who:
-            raise Refusal(403, NOT_ADMIN if settings.admin_token else ADMIN_OFF)
-
-    router = APIRouter(prefix="/api", dependencies=[Depends(authorised)])
-
-    def primary() -> Engine:
-        """The engine of a server that may change folders: the primary's."""
-        if is_reader():
-            raise Refusal(
-                409, "this server is a reader: change folders on the primary (the indexer)", "reader"
-            )
-        return current()
-
-    def writable(engine: Annotated[Engine, Depends(primary)]) -> Engine:
-        if settings.read_only:
-            raise Refusal(403, READ_ONLY)
-        return engine
+def folders_router(access: ApiAccess) -> APIRouter:
+    """The folder routes; refusals raised here are answered by the app's one handler (serving/http.py)."""
+    router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
+    current, settings = access.current, access.settings
+    primary, writable = access.primary, access.writable
 
     def described(engine: Engine, folder: Folder) -> dict[str, Any]:
         files, chunks = engine.folder_counts().get(folder.name, (0, 0))

@@ -18,6 +18,7 @@ from ragdown import __version__
 from ragdown.engine import Engine
 from ragdown.errors import RagdownError
 from ragdown.folders.settings import ServerSettings
+from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
 from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
@@ -92,9 +93,8 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         access = identify(header, settings)
         return None if access is None or access.role == "folder" else access.is_admin
 
-    app.include_router(
-        folders_router(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
-    )
+    access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
+    app.include_router(folders_router(access))
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
     def unknown_api(rest: str) -> JSONResponse:

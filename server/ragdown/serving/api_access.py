@@ -1,0 +1,104 @@
+"""What every `/api` route shares (docs/tools.md#folder-routes): the admin check, the engine a change
+may go to, and request bodies read within a bound and checked against a body model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import Request
+from pydantic import BaseModel, ValidationError
+
+from ragdown.engine import Engine
+from ragdown.errors import Refusal, plain
+from ragdown.folders.settings import ServerSettings
+from ragdown.serving.auth import Unauthorized
+from ragdown.serving.tool_server import where
+
+MAX_JSON_BODY = 1024 * 1024
+READ_ONLY = "The server is read-only (RAGDOWN_READ_ONLY)"
+NOT_ADMIN = "this token is an agent's, for /mcp only: /api needs the admin token (RAGDOWN_ADMIN_TOKEN)"
+ADMIN_OFF = "the admin API is off: set RAGDOWN_ADMIN_TOKEN on the server and send that token to /api"
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+class ApiAccess:
+    """`current()` is the serving engine (it changes when a reader takes over as primary); `admin`
+    says whether a request's Authorization is the admin's (None: no token this server knows)."""
+
+    def __init__(
+        self,
+        current: Callable[[], Engine],
+        settings: ServerSettings,
+        admin: Callable[[str | None], bool | None],
+        is_reader: Callable[[], bool],
+    ) -> None:
+        self.current = current
+        self.settings = settings
+        self.admin = admin
+        self.is_reader = is_reader
+
+    def authorised(self, request: Request) -> None:
+        """A router dependency: the admin token, or 401 / 403 saying what was wrong."""
+        who = self.admin(request.headers.get("authorization"))
+        if who is None:
+            raise Unauthorized(request.headers.get("authorization"))
+        if not who:
+            raise Refusal(403, NOT_ADMIN if self.settings.admin_token else ADMIN_OFF)
+
+    def primary(self) -> Engine:
+        """The engine of a server that may change things: the primary's."""
+        if self.is_reader():
+            raise Refusal(
+                409, "this server is a reader: change folders on the primary (the indexer)", "reader"
+            )
+        return self.current()
+
+    def writable(self) -> Engine:
+        """The primary's engine, on a server that is not read-only."""
+        engine = self.primary()
+        if self.settings.read_only:
+            raise Refusal(403, READ_ONLY)
+        return engine
+
+
+def _json_kind(value: object) -> str:
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
+
+
+async def read_json_object(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
+    """The request's JSON object: an empty body reads as {}; a body over `limit` bytes, not JSON, or
+    JSON that is not an object is refused. The bound holds while reading, whatever the headers say."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise Refusal(413, "Body too large")
+    raw = b""
+    async for part in request.stream():
+        raw += part
+        if len(raw) > limit:
+            raise Refusal(413, "Body too large")
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[…
+        raise Refusal(400, "Body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise Refusal(400, f'Body must be a JSON object such as {{"title": "Ops"}}, got {_json_kind(data)}')
+    return data
+
+
+def body_of(model: type[Body], data: dict[str, Any]) -> Body:
+    """`data` as the route's body model, or 400 naming each field in plain words
+    (`text is required; overwrite must be true or false, got 'yes'`)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        problems = [f"{where(problem['loc'])} {plain(problem)}" for problem in error.errors()]
+        raise Refusal(400, "; ".join(problems)) from None
