@@ -15,7 +15,7 @@ from ragdown.documents.edits import Edit
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import short_hash
 from ragdown.documents.links import LinkIndex, backlinks
-from ragdown.documents.move import move
+from ragdown.documents.move import MoveResult, move
 from ragdown.documents.paths import check_path, notes_dir
 from ragdown.documents.remember import remember
 from ragdown.documents.writes import edit_document, remove, write_document
@@ -113,17 +113,25 @@ def remember_note(
     return f"saved {result.path}{also}{pending}"
 
 
-def move_document(place: Place, source: str, target: str) -> str:
+def moved(place: Place, source: str, target: str) -> tuple[MoveResult, str]:
+    """Move a document or subfolder inside the scope, links in its folder rewritten; the result in
+    scope paths, and what `indexed` said."""
     folder_root = Root(place.engine.docs_dir, (place.folder,) if place.folder else ())
     # Both pass the path rule inside the scope before they become folder-relative.
     from_path, to_path = (check_path(given, markdown_only=False).relative for given in (source, target))
     result = move(folder_root, place.to_folder(from_path), place.to_folder(to_path))
     pending = indexed(place)
-    updated = [place.from_folder(p) for p in result.updated]
-    links = f"; links updated in {', '.join(updated)}" if updated else ""
-    return (
-        f"moved {place.from_folder(result.from_path)} to {place.from_folder(result.to_path)}{links}{pending}"
-    )
+    return MoveResult(
+        place.from_folder(result.from_path),
+        place.from_folder(result.to_path),
+        [place.from_folder(p) for p in result.updated],
+    ), pending
+
+
+def move_document(place: Place, source: str, target: str) -> str:
+    result, pending = moved(place, source, target)
+    links = f"; links updated in {', '.join(result.updated)}" if result.updated else ""
+    return f"moved {result.from_path} to {result.to_path}{links}{pending}"
 
 
 def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -> str:

@@ -8,22 +8,42 @@ port (serving/internal.py), so nothing routed to this listener can reach it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from ragdown import __version__
 from ragdown.engine import Engine
-from ragdown.errors import RagdownError
+from ragdown.errors import RagdownError, plain
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
+from ragdown.serving.docs_api import docs_router
 from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
 from ragdown.serving.replies import error_reply
+from ragdown.serving.tool_server import where
+
+
+def _typed(problem: Any) -> Any:
+    """A query value as the number it was meant to be (`got 0`, not `got '0'`)."""
+    given = problem.get("input")
+    if isinstance(given, str):
+        for kind in (int, float):
+            try:
+                return {**problem, "input": kind(given)}
+            except ValueError:
+                continue
+    return problem
+
+
+# The /api paths that exist: another method on one of them is 405, anything else 404.
+KNOWN_API = frozenset({"status", "folders", "docs", "doc", "search", "resolve", "backlinks", "move", "file"})
 
 
 class RagdownApp:
@@ -95,12 +115,13 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
 
     access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
     app.include_router(folders_router(access))
+    app.include_router(docs_router(access))
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
     def unknown_api(rest: str) -> JSONResponse:
         """An unknown /api path answers 404 before any auth check (docs/tools.md#request-checks); a known one
         reached with another method, 405."""
-        if rest in ("status", "folders") or rest.startswith("folders/"):
+        if rest in KNOWN_API or rest.startswith("folders/"):
             return JSONResponse({"error": "Method not allowed"}, status_code=405)
         return JSONResponse({"error": "Not found"}, status_code=404)
 
@@ -109,6 +130,12 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
         """Every refusal and outage, one way (serving/replies.py)."""
         status, body, headers = error_reply(error)
         return JSONResponse(body, status_code=status, headers=dict(headers))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, error: RequestValidationError) -> JSONResponse:
+        """A query parameter that is missing or out of range: 400 in the tools' plain words."""
+        problems = [f"{where(problem['loc'][1:])} {plain(_typed(problem))}" for problem in error.errors()]
+        return JSONResponse({"error": "; ".join(problems)}, status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
     async def json_errors(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -1,0 +1,267 @@
+"""The document routes of `/api` (docs/tools.md#document-routes), for the web UI: list, read, save,
+delete, search, resolve a wikilink, backlinks, move, and raw attachments.
+
+Every path here names its folder first (`ops/runbooks/restore.md`) and passes the path rule before
+anything is opened; the rules themselves live in `documents/`, `catalog.py` and `editing.py`. Writes
+answer once the index has synced. A folder's `read_only` and `mcp` are agents' settings: people see
+and edit every folder here; `RAGDOWN_READ_ONLY` refuses every write.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
+# at definition time, where the local dependencies are in scope.
+import mimetypes
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragdown.documents import files
+from ragdown.documents.files import Root
+from ragdown.documents.hashes import file_hash
+from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.documents.paths import check_path, is_markdown
+from ragdown.documents.writes import delete_document, save
+from ragdown.editing import Place, backlinks_of, indexed, moved
+from ragdown.engine import Engine
+from ragdown.errors import Refusal
+from ragdown.folders.manage import existing
+from ragdown.folders.scope import Scope
+from ragdown.search.filters import SearchFilters
+from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
+from ragdown.serving.formats import hit_json
+
+# An upload or a save: a document, not a dump (413 above it).
+MAX_DOC_BODY = 4 * 1024 * 1024
+# Attachments are read whole into memory; bigger files stay on disk, out of the UI.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+# Types a browser would run or lay out as a page are sent as text; the CSP stops what is left.
+_ACTIVE_TYPES = {"text/html", "application/xhtml+xml", "text/xml", "application/xml", "text/javascript"}
+_FILE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "private, no-store",
+}
+
+
+class SaveBody(BaseModel):
+    """POST /api/doc: a new document, or a save over the version the editor opened (`base_hash`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    path: str = Field(min_length=1)
+    text: str
+    overwrite: bool = False
+    base_hash: str | None = Field(default=None, min_length=12, max_length=64)
+
+
+class MoveBody(BaseModel):
+    """POST /api/move: a document or subfolder from one path to another within its folder."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    source: str = Field(alias="from", min_length=1)
+    to: str = Field(min_length=1)
+
+
+def split_folder(engine: Engine, path: str, *, markdown: bool) -> tuple[str, str]:
+    """`path` as (folder, path inside it), after the path rule; 404 for a folder that is not there."""
+    checked = check_path(path, markdown_only=markdown)
+    if len(checked.parts) < 2:
+        raise Refusal(
+            400, f"a path names its folder first, like notes/{checked.relative}: {checked.relative}"
+        )
+    folder = existing(engine.docs_dir, checked.parts[0]).name
+    return folder, "/".join(checked.parts[1:])
+
+
+def place_of(engine: Engine, folder: str) -> Place:
+    return Place(engine, Scope(folder))
+
+
+def entry_json(path: str, entry: Any, size: int | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "path": path,
+        "folder": path.split("/", 1)[0],
+        "title": entry.title,
+        "description": entry.description,
+        "tags": entry.tags,
+        "aliases": entry.aliases,
+        "mtime_ms": entry.mtime_ms,
+        "chunks": entry.chunks,
+    }
+    for key in ("created_by", "session"):
+        if getattr(entry, key):
+            data[key] = getattr(entry, key)
+    if entry.superseded_by:
+        data["superseded_by"] = entry.superseded_by
+    if size is not None:
+        data["size"] = size
+    return data
+
+
+def docs_router(access: ApiAccess) -> APIRouter:
+    """The document routes; refusals are answered by the app's one handler (serving/http.py)."""
+    router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
+    current = access.current
+
+    async def save_body(request: Request) -> SaveBody:
+        return body_of(SaveBody, await read_json_object(request, MAX_DOC_BODY))
+
+    async def move_body(request: Request) -> MoveBody:
+        return body_of(MoveBody, await read_json_object(request))
+
+    def synced(engine: Engine) -> bool:
+        """Index the change just written; False when that failed (it is on disk all the same)."""
+        return indexed(place_of(engine, "")) == ""
+
+    @router.get("/docs")
+    def list_docs(folder: str | None = None) -> dict[str, Any]:
+        engine = current()
+        if folder is not None:
+            existing(engine.docs_dir, folder)
+        entries = engine.documents()
+        listed = [
+            entry_json(path, entry)
+            for path, entry in sorted(entries.items())
+            if folder is None or path.startswith(f"{folder}/")
+        ]
+        return {"docs": listed}
+
+    @router.get("/doc")
+    def read_doc(path: str) -> dict[str, Any]:
+        engine = current()
+        folder, inside = split_folder(engine, path, markdown=True)
+        shown = f"{folder}/{inside}"
+        data = files.read_file(Root(engine.docs_dir), (folder, *inside.split("/")), display=path)
+        if data is None:
+            raise Refusal(404, f"no such document: {shown}")
+        entry = engine.documents().get(shown)
+        text = data.decode("utf-8", errors="replace")
+        return {
+            "path": shown,
+            "text": text.replace("\r\n", "\n"),
+            "hash": file_hash(data),
+            "crlf": "\r\n" in text,
+            "title": entry.title if entry else inside.rsplit("/", 1)[-1],
+            "tags": entry.tags if entry else [],
+            "aliases": entry.aliases if entry else [],
+            "indexed": entry is not None,
+        }
+
+    @router.post("/doc")
+    def save_doc(
+        response: Response,
+        engine: Annotated[Engine, Depends(access.writable)],
+        body: Annotated[SaveBody, Depends(save_body)],
+    ) -> dict[str, Any]:
+        folder, inside = split_folder(engine, body.path, markdown=True)
+        result = save(
+            Root(engine.docs_dir, (folder,)),
+            inside,
+            body.text,
+            overwrite=body.overwrite,
+            base_hash=body.base_hash,
+            display_path=f"{folder}/{inside}",
+        )
+        response.status_code = 201 if result.created else 200
+        return {
+            "path": f"{folder}/{result.path}",
+            "hash": result.hash,
+            "created": result.created,
+            "indexed": synced(engine),
+        }
+
+    @router.delete("/doc")
+    def delete_doc(
+        engine: Annotated[Engine, Depends(access.writable)], path: str, base_hash: str | None = None
+    ) -> dict[str, Any]:
+        folder, inside = split_folder(engine, path, markdown=True)
+        removed = delete_document(
+            Root(engine.docs_dir, (folder,)), inside, base_hash=base_hash, display_path=f"{folder}/{inside}"
+        )
+        return {"path": f"{folder}/{removed}", "indexed": synced(engine)}
+
+    @router.get("/search")
+    def search(
+        folder: str,
+        q: Annotated[str, Query(min_length=1, max_length=2000)],
+        tag: str = "",
+        top_k: Annotated[int, Query(ge=1, le=50)] = 10,
+    ) -> dict[str, Any]:
+        engine = current()
+        name = existing(engine.docs_dir, folder).name
+        hits = engine.recall(q, top_k, SearchFilters(tag=tag), scope=Scope(name), kind="api")
+        found = []
+        for hit in hits:
+            data = hit_json(hit)
+            data["path"] = f"{name}/{hit.path}"
+            found.append(data)
+        return {"hits": found}
+
+    @router.get("/resolve")
+    def resolve(
+        source: Annotated[str, Query(alias="from")],
+        link: Annotated[str, Query(min_length=1, max_length=1024)],
+    ) -> dict[str, Any]:
+        engine = current()
+        folder, inside = split_folder(engine, source, markdown=False)
+        entries = engine.documents()
+        index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, f"{folder}/")
+        resolved = resolve_wikilink(index, link, inside)
+        if resolved is None or resolved.path is None:
+            raise Refusal(404, f"no document in {folder} by that name or alias: {link}")
+        answer: dict[str, Any] = {"path": f"{folder}/{resolved.path}"}
+        if resolved.anchor:
+            answer["anchor"] = resolved.anchor
+        return answer
+
+    @router.get("/backlinks")
+    def backlinks(path: str) -> dict[str, Any]:
+        engine = current()
+        folder, inside = split_folder(engine, path, markdown=False)
+        found = backlinks_of(place_of(engine, folder), inside)
+        linking = found["backlinks"]
+        assert isinstance(linking, list)
+        return {
+            "path": f"{folder}/{found['path']}",
+            "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
+        }
+
+    @router.post("/move")
+    def move(
+        engine: Annotated[Engine, Depends(access.writable)], body: Annotated[MoveBody, Depends(move_body)]
+    ) -> dict[str, Any]:
+        folder, source = split_folder(engine, body.source, markdown=False)
+        target_folder, target = split_folder(engine, body.to, markdown=False)
+        if target_folder != folder:
+            raise Refusal(
+                400, f"a move stays within its folder ({folder}); to go elsewhere, save a copy there"
+            )
+        result, pending = moved(place_of(engine, folder), source, target)
+        return {
+            "from": f"{folder}/{result.from_path}",
+            "to": f"{folder}/{result.to_path}",
+            "updated": [f"{folder}/{p}" for p in result.updated],
+            "indexed": pending == "",
+        }
+
+    @router.get("/file")
+    def raw_file(path: str) -> Response:
+        engine = current()
+        folder, inside = split_folder(engine, path, markdown=False)
+        parts = (folder, *inside.split("/"))
+        info = files.lstat(Root(engine.docs_dir), parts, display=path)
+        if info is not None and info.st_size > MAX_FILE_BYTES:
+            raise Refusal(413, f"{folder}/{inside} is over {MAX_FILE_BYTES >> 20} MiB: open it from the disk")
+        data = files.read_file(Root(engine.docs_dir), parts, display=path)
+        if data is None:
+            raise Refusal(404, f"no such file: {folder}/{inside}")
+        kind = "text/markdown" if is_markdown(inside) else mimetypes.guess_type(inside)[0]
+        kind = kind or "application/octet-stream"
+        if kind in _ACTIVE_TYPES or kind.startswith("text/"):
+            kind = "text/plain"
+        media = f"{kind}; charset=utf-8" if kind.startswith("text/") else kind
+        return Response(content=data, media_type=media, headers=_FILE_HEADERS)
+
+    return router
