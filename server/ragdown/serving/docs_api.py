@@ -1,5 +1,5 @@
-"""The document routes of `/api` (docs/tools.md#document-routes), for the web UI: list, read, save,
-delete, search, resolve a wikilink, backlinks, move, and raw attachments.
+"""The document routes of `/api` (docs/tools.md#document-routes), for the web UI: list, read, render
+and preview, save, delete, search, resolve a wikilink, backlinks, move, and raw attachments.
 
 Every path here names its folder first (`ops/runbooks/restore.md`) and passes the path rule before
 anything is opened; the rules themselves live in `documents/`, `catalog.py` and `editing.py`. Writes
@@ -10,6 +10,8 @@ and edit every folder here; `RAGDOWN_READ_ONLY` refuses every write.
 # No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
 # at definition time, where the local dependencies are in scope.
 import mimetypes
+import posixpath
+import stat
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -29,6 +31,7 @@ from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
 from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
 from ragdown.serving.formats import hit_json
+from ragdown.web.render import Rendered, render_markdown
 
 # An upload or a save: a document, not a dump (413 above it).
 MAX_DOC_BODY = 4 * 1024 * 1024
@@ -53,6 +56,15 @@ class SaveBody(BaseModel):
     text: str
     overwrite: bool = False
     base_hash: str | None = Field(default=None, min_length=12, max_length=64)
+
+
+class PreviewBody(BaseModel):
+    """POST /api/preview: the editor's text, rendered as the document at `path` would be."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    path: str = Field(min_length=1)
+    text: str
 
 
 class MoveBody(BaseModel):
@@ -100,6 +112,39 @@ def entry_json(path: str, entry: Any, size: int | None = None) -> dict[str, Any]
     return data
 
 
+def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
+    """`text` as HTML for the document `folder/inside`: wikilinks resolve within the folder as agents'
+    links do, and an attachment is a regular file in the folder, beside the document or from the
+    folder's top (docs/web.md#rendering)."""
+    entries = engine.documents()
+    index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, f"{folder}/")
+    root = Root(engine.docs_dir, (folder,))
+
+    def resolve(target: str) -> tuple[str, str | None] | None:
+        found = resolve_wikilink(index, target, inside)
+        return None if found is None or found.path is None else (f"{folder}/{found.path}", found.anchor)
+
+    def attachment(target: str) -> str | None:
+        for candidate in (posixpath.join(posixpath.dirname(inside), target), target):
+            try:
+                checked = check_path(posixpath.normpath(candidate), markdown_only=False)
+                info = files.lstat(root, checked.parts)
+            except (Refusal, OSError, files.NotAFolderError):
+                continue
+            if info is not None and stat.S_ISREG(info.st_mode):
+                return f"{folder}/{checked.relative}"
+        return None
+
+    return render_markdown(text, folder=folder, resolve=resolve, attachment=attachment)
+
+
+def rendered_json(result: Rendered) -> dict[str, Any]:
+    return {
+        "html": result.html,
+        "headings": [{"level": h.level, "text": h.text, "id": h.id, "line": h.line} for h in result.headings],
+    }
+
+
 def docs_router(access: ApiAccess) -> APIRouter:
     """The document routes; refusals are answered by the app's one handler (serving/http.py)."""
     router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
@@ -107,6 +152,9 @@ def docs_router(access: ApiAccess) -> APIRouter:
 
     async def save_body(request: Request) -> SaveBody:
         return body_of(SaveBody, await read_json_object(request, MAX_DOC_BODY))
+
+    async def preview_body(request: Request) -> PreviewBody:
+        return body_of(PreviewBody, await read_json_object(request, MAX_DOC_BODY))
 
     async def move_body(request: Request) -> MoveBody:
         return body_of(MoveBody, await read_json_object(request))
@@ -148,6 +196,36 @@ def docs_router(access: ApiAccess) -> APIRouter:
             "aliases": entry.aliases if entry else [],
             "indexed": entry is not None,
         }
+
+    @router.get("/render")
+    def render(path: str) -> dict[str, Any]:
+        engine = current()
+        folder, inside = split_folder(engine, path, markdown=True)
+        shown = f"{folder}/{inside}"
+        data = files.read_file(Root(engine.docs_dir), (folder, *inside.split("/")), display=path)
+        if data is None:
+            raise Refusal(404, f"no such document: {shown}")
+        entry = engine.documents().get(shown)
+        try:
+            linking = backlinks_of(place_of(engine, folder), inside)["backlinks"]
+        except Refusal:  # not indexed (yet): nothing links to it as far as the index knows
+            linking = []
+        assert isinstance(linking, list)
+        return {
+            "path": shown,
+            "hash": file_hash(data),
+            "title": entry.title if entry else inside.rsplit("/", 1)[-1],
+            "tags": entry.tags if entry else [],
+            "aliases": entry.aliases if entry else [],
+            "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
+            **rendered_json(rendered(engine, folder, inside, data.decode("utf-8", errors="replace"))),
+        }
+
+    @router.post("/preview")
+    def preview(body: Annotated[PreviewBody, Depends(preview_body)]) -> dict[str, Any]:
+        engine = current()
+        folder, inside = split_folder(engine, body.path, markdown=True)
+        return rendered_json(rendered(engine, folder, inside, body.text))
 
     @router.post("/doc")
     def save_doc(

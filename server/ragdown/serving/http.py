@@ -28,6 +28,7 @@ from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
 from ragdown.serving.replies import error_reply
 from ragdown.serving.tool_server import where
+from ragdown.serving.web_ui import web_router
 
 
 def _typed(problem: Any) -> Any:
@@ -43,7 +44,21 @@ def _typed(problem: Any) -> Any:
 
 
 # The /api paths that exist: another method on one of them is 405, anything else 404.
-KNOWN_API = frozenset({"status", "folders", "docs", "doc", "search", "resolve", "backlinks", "move", "file"})
+KNOWN_API = frozenset(
+    {
+        "status",
+        "folders",
+        "docs",
+        "doc",
+        "render",
+        "preview",
+        "search",
+        "resolve",
+        "backlinks",
+        "move",
+        "file",
+    }
+)
 
 
 class RagdownApp:
@@ -116,6 +131,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
     access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
+    app.include_router(web_router())
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
     def unknown_api(rest: str) -> JSONResponse:

@@ -1,0 +1,663 @@
+// ragdown's web UI (docs/web.md): a hash-routed page over the admin API. No framework and no build
+// step: the server renders Markdown (sanitised), this file fetches, places and wires it up.
+"use strict";
+
+const TOKEN_KEY = "ragdown-token";
+const $ = (selector, root = document) => root.querySelector(selector);
+const state = { folders: [], docs: new Map(), folder: null, dirty: false };
+
+// --- talking to the server -------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error) || `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.code;
+    this.body = body;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${localStorage.getItem(TOKEN_KEY) || ""}` };
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = response.headers.get("content-type")?.includes("json") ? await response.json() : null;
+  if (response.status === 401) {
+    showLogin(data && data.error);
+    throw new ApiError(401, data);
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+const q = (params) => new URLSearchParams(params).toString();
+
+async function blobOf(path) {
+  const response = await fetch(`/api/file?${q({ path })}`, {
+    headers: { Authorization: `Bearer ${localStorage.getItem(TOKEN_KEY) || ""}` },
+  });
+  if (!response.ok) throw new ApiError(response.status, null);
+  return response.blob();
+}
+
+// --- small helpers ---------------------------------------------------------------------------
+
+function h(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) {
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  return node;
+}
+
+function toast(message) {
+  const box = $("#toast");
+  box.textContent = message;
+  box.classList.add("show");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove("show"), 2600);
+}
+
+function docHref(path, extra = "") {
+  return `#/doc/${path.split("/").map(encodeURIComponent).join("/")}${extra}`;
+}
+
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function folderOf(path) {
+  return path.split("/", 1)[0];
+}
+
+// A dialog built from fields; resolves with the button pressed and the form's values.
+function ask(title, body, buttons) {
+  const dialog = $("#dialog");
+  const form = $("#dialog-form");
+  form.replaceChildren(h("h2", {}, title), ...[].concat(body).filter((node) => node));
+  const actions = h("div", { class: "actions" });
+  for (const [value, label, kind] of buttons) {
+    actions.append(h("button", { value, class: kind || "", type: "submit" }, label));
+  }
+  form.append(actions);
+  return new Promise((resolve) => {
+    dialog.onclose = () => {
+      const values = Object.fromEntries(new FormData(form));
+      resolve({ button: dialog.returnValue, values });
+    };
+    dialog.returnValue = "";
+    dialog.showModal();
+    const first = form.querySelector("input, textarea, button.primary");
+    if (first) first.focus();
+  });
+}
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function highlighted(text, query) {
+  const words = query.split(/\s+/).filter((w) => w.length > 1).map(escapeRegExp);
+  const node = h("p", { class: "snippet" });
+  if (!words.length) {
+    node.textContent = text;
+    return node;
+  }
+  const pattern = new RegExp(`(${words.join("|")})`, "gi");
+  text.split(pattern).forEach((part, i) => node.append(i % 2 ? h("mark", {}, part) : part));
+  return node;
+}
+
+async function copy(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // Plain HTTP on another host has no clipboard API: select it so Ctrl/Cmd+C works.
+    const area = h("textarea", {}, text);
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  toast("Copied");
+}
+
+// --- sign-in ---------------------------------------------------------------------------------
+
+function showLogin(message) {
+  $("#side").replaceChildren();
+  $("#search-form").hidden = true;
+  const input = h("input", { type: "password", id: "token", autocomplete: "current-password", required: true });
+  const form = h(
+    "form",
+    { class: "login", onsubmit: async (event) => {
+      event.preventDefault();
+      localStorage.setItem(TOKEN_KEY, input.value.trim());
+      try {
+        await api("GET", "/api/folders");
+        route();
+      } catch (error) {
+        if (error.status !== 401) $(".error", form).textContent = error.message;
+      }
+    } },
+    h("h1", {}, "Sign in to ragdown"),
+    h("label", { for: "token" }, "Admin token (RAGDOWN_ADMIN_TOKEN)"),
+    input,
+    h("p", { class: "error", role: "alert" }, message && localStorage.getItem(TOKEN_KEY) ? message : ""),
+    h("button", { class: "primary", type: "submit" }, "Sign in"),
+    h("p", { class: "empty" }, "The token stays in this browser's local storage."),
+  );
+  $("#main").replaceChildren(form);
+  input.focus();
+}
+
+// --- the side bar: folders, and the open folder's documents ------------------------------------
+
+async function loadFolders() {
+  const data = await api("GET", "/api/folders");
+  state.folders = data.folders;
+  state.loose = data.loose_files || [];
+  return data;
+}
+
+async function loadDocs(folder) {
+  const data = await api("GET", `/api/docs?${q({ folder })}`);
+  state.docs.set(folder, data.docs);
+  return data.docs;
+}
+
+function mcpSwitch(folder) {
+  const box = h("input", {
+    type: "checkbox",
+    checked: folder.mcp,
+    disabled: Boolean(folder.managed_by),
+    "aria-label": `MCP for ${folder.name}`,
+    onchange: async () => {
+      try {
+        const data = await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, { mcp: box.checked });
+        folder.mcp = data.folder.mcp;
+        toast(folder.mcp ? `MCP on: ${data.folder.mcp_path}` : "MCP off");
+      } catch (error) {
+        box.checked = folder.mcp;
+        toast(error.message);
+      }
+    },
+  });
+  return h("label", { class: "switch", title: folder.managed_by ? `managed by ${folder.managed_by}` : "" }, box, "MCP");
+}
+
+function tree(docs, current) {
+  const root = { dirs: new Map(), files: [] };
+  for (const doc of docs) {
+    const parts = doc.path.split("/").slice(1);
+    let node = root;
+    for (const dir of parts.slice(0, -1)) {
+      if (!node.dirs.has(dir)) node.dirs.set(dir, { dirs: new Map(), files: [] });
+      node = node.dirs.get(dir);
+    }
+    node.files.push(doc);
+  }
+  const list = (node) => h(
+    "ul", {},
+    [...node.dirs.entries()].sort().map(([name, child]) => h("li", {}, h("div", { class: "dir" }, `${name}/`), list(child))),
+    node.files.map((doc) => h("li", {}, h("a", {
+      href: docHref(doc.path), "aria-current": doc.path === current ? "page" : false, title: doc.path,
+    }, doc.title || doc.path.split("/").pop()))),
+  );
+  const top = list(root);
+  top.classList.add("tree");
+  return top;
+}
+
+async function renderSide(folderName, current) {
+  if (!state.folders.length) await loadFolders();
+  const side = $("#side");
+  const items = state.folders.map((folder) => h(
+    "li", {},
+    h("a", { href: `#/folder/${encodeURIComponent(folder.name)}`, "aria-current": folder.name === folderName ? "page" : false }, folder.title),
+    h("span", { class: "count" }, String(folder.files)),
+    mcpSwitch(folder),
+  ));
+  side.replaceChildren(h("h2", {}, "Folders"), h("ul", { class: "folders" }, items));
+  if (folderName) {
+    const docs = state.docs.get(folderName) || (await loadDocs(folderName));
+    side.append(h("h2", {}, "Documents"), docs.length ? tree(docs, current) : h("p", { class: "empty" }, "No documents yet."));
+  }
+  const search = $("#search-form");
+  search.hidden = !folderName;
+  state.folder = folderName;
+}
+
+// --- screens ---------------------------------------------------------------------------------
+
+async function home() {
+  const data = await loadFolders();
+  await renderSide(null);
+  const main = $("#main");
+  const rows = state.folders.map((folder) => h(
+    "li", {},
+    h("a", { href: `#/folder/${encodeURIComponent(folder.name)}` }, folder.title),
+    h("span", { class: "count" }, `${plural(folder.files, "document")}, ${plural(folder.chunks, "section")}`),
+    folder.mcp ? h("span", { class: "chip" }, folder.mcp_path) : h("span", { class: "chip" }, "human-only"),
+  ));
+  main.replaceChildren(
+    h("h1", {}, "Folders"),
+    rows.length ? h("ul", { class: "folders" }, rows) : h("p", { class: "empty" }, "No folders yet: a folder is a directory at the top of the docs dir."),
+    h("div", { class: "toolbar" }, h("button", { onclick: newFolder }, "New folder")),
+    data.loose_files && data.loose_files.length
+      ? h("p", { class: "notice" }, `Markdown outside every folder is not indexed: ${data.loose_files.join(", ")}. Move it into a folder.`)
+      : null,
+  );
+}
+
+async function newFolder() {
+  const { button, values } = await ask("New folder", [
+    h("label", { for: "nf-name" }, "Name (the directory)"), h("input", { type: "text", id: "nf-name", name: "name", required: true }),
+    h("label", { for: "nf-title" }, "Title"), h("input", { type: "text", id: "nf-title", name: "title" }),
+  ], [["cancel", "Cancel"], ["create", "Create", "primary"]]);
+  if (button !== "create") return;
+  try {
+    const data = await api("POST", "/api/folders", { name: values.name, title: values.title || null });
+    state.folders = [];
+    location.hash = `#/folder/${encodeURIComponent(data.folder.name)}`;
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+async function folderPage(name) {
+  state.docs.delete(name);
+  await renderSide(name);
+  const folder = state.folders.find((f) => f.name === name);
+  if (!folder) {
+    $("#main").replaceChildren(h("h1", {}, "No such folder"), h("p", {}, name));
+    return;
+  }
+  const docs = state.docs.get(name) || [];
+  const recent = [...docs].sort((a, b) => b.mtime_ms - a.mtime_ms).slice(0, 12);
+  $("#main").replaceChildren(
+    h("h1", {}, folder.title),
+    h("div", { class: "toolbar" },
+      h("span", { class: "path" }, folder.mcp ? `${location.origin}${folder.mcp_path}` : "human-only: agents cannot reach it"),
+      h("button", { onclick: () => newDocument(name) }, "New document"),
+      h("button", { onclick: () => mcpConfig(folder) }, "Copy MCP config"),
+    ),
+    h("h2", {}, "Recently changed"),
+    recent.length
+      ? h("ul", { class: "hits" }, recent.map((doc) => h("li", {}, h("a", { href: docHref(doc.path) }, doc.title), h("div", { class: "where" }, doc.path))))
+      : h("p", { class: "empty" }, "No documents yet."),
+  );
+}
+
+async function mcpConfig(folder) {
+  const url = `${location.origin}${folder.mcp_path}`;
+  const line = `claude mcp add --transport http ${folder.name} ${url} --header "Authorization: Bearer <RAGDOWN_TOKEN>"`;
+  const entry = JSON.stringify({ mcpServers: { [folder.name]: { type: "http", url, headers: { Authorization: "Bearer <RAGDOWN_TOKEN>" } } } }, null, 2);
+  const note = folder.mcp ? null : h("p", { class: "notice" }, "MCP is off for this folder: turn it on before an agent connects.");
+  const { button } = await ask(`Connect an agent to ${folder.title}`, [
+    note, h("p", {}, "Claude Code:"), h("pre", { id: "mcp-line" }, line),
+    h("p", {}, "Or a JSON entry:"), h("pre", { id: "mcp-json" }, entry),
+    h("p", { class: "empty" }, "Replace <RAGDOWN_TOKEN> with the agents' token (or the folder's own)."),
+  ], [["close", "Close"], ["json", "Copy JSON"], ["line", "Copy command", "primary"]]);
+  if (button === "line") await copy(line);
+  if (button === "json") await copy(entry);
+}
+
+async function newDocument(folder, subfolder = "") {
+  const { button, values } = await ask("New document", [
+    h("label", { for: "nd-title" }, "Title"), h("input", { type: "text", id: "nd-title", name: "title", required: true }),
+    h("label", { for: "nd-sub" }, "Subfolder (optional, made if missing)"), h("input", { type: "text", id: "nd-sub", name: "sub", value: subfolder }),
+  ], [["cancel", "Cancel"], ["create", "Create", "primary"]]);
+  if (button !== "create" || !values.title.trim()) return;
+  const title = values.title.trim();
+  const file = `${title.replace(/[\\/:*?"<>|#^[\]]+/g, " ").trim()}.md`;
+  const path = [folder, ...values.sub.split("/").filter(Boolean), file].join("/");
+  try {
+    await api("POST", "/api/doc", { path, text: `# ${title}\n` });
+    state.docs.delete(folder);
+    location.hash = `#/edit/${path.split("/").map(encodeURIComponent).join("/")}`;
+  } catch (error) {
+    if (error.status === 409) {
+      const open = await ask("That name is taken", h("p", {}, `${path} already exists.`), [["cancel", "Cancel"], ["open", "Open it", "primary"]]);
+      if (open.button === "open") location.hash = docHref(path);
+    } else toast(error.message);
+  }
+}
+
+async function loadImages(root) {
+  for (const img of root.querySelectorAll("img[data-src]")) {
+    try {
+      img.src = URL.createObjectURL(await blobOf(img.dataset.src));
+    } catch {
+      img.replaceWith(h("span", { class: "missing" }, img.alt || img.dataset.src));
+    }
+  }
+  for (const link of root.querySelectorAll("a[data-file]")) {
+    link.href = "#";
+    link.addEventListener("click", async (event) => {
+      event.preventDefault();
+      const url = URL.createObjectURL(await blobOf(link.dataset.file));
+      const save = h("a", { href: url, download: link.dataset.file.split("/").pop() });
+      save.click();
+    });
+  }
+}
+
+function jumpTo(root, line, anchor) {
+  let target = anchor ? root.querySelector(`[id="${CSS.escape(anchor)}"]`) : null;
+  if (!target && line) {
+    for (const node of root.querySelectorAll("[data-line]")) {
+      if (Number(node.dataset.line) <= line) target = node;
+    }
+  }
+  if (target) {
+    target.scrollIntoView({ block: "start" });
+    target.classList.add("target");
+    setTimeout(() => target.classList.remove("target"), 2500);
+  }
+}
+
+async function docPage(path, anchor, line) {
+  const folder = folderOf(path);
+  await renderSide(folder, path);
+  let doc;
+  try {
+    doc = await api("GET", `/api/render?${q({ path })}`);
+  } catch (error) {
+    $("#main").replaceChildren(h("h1", {}, "Not found"), h("p", {}, error.message));
+    return;
+  }
+  const body = h("article", { class: "doc" });
+  body.innerHTML = doc.html; // sanitised by the server (docs/web.md#rendering)
+  const chips = [...doc.tags.map((tag) => h("a", { class: "tag", href: `#/search/${encodeURIComponent(folder)}?${q({ tag })}` }, `#${tag}`)),
+    ...doc.aliases.map((alias) => h("span", { class: "chip", title: "alias" }, alias))];
+  const links = doc.backlinks.map((b) => h("li", {}, h("a", { href: docHref(b.path, `?line=${b.lines[0] ? b.lines[0].line : 1}`) }, b.title),
+    b.lines.slice(0, 3).map((l) => h("span", { class: "line" }, `${l.line}: ${l.text}`))));
+  $("#main").replaceChildren(
+    h("div", { class: "toolbar" },
+      h("span", { class: "path" }, path),
+      h("a", { class: "button", href: `#/edit/${path.split("/").map(encodeURIComponent).join("/")}` }, "Edit"),
+      h("button", { onclick: () => moveDocument(path) }, "Rename / move"),
+      h("button", { class: "danger", onclick: () => deleteDocument(path, doc.hash) }, "Delete"),
+    ),
+    chips.length ? h("div", { class: "chips" }, chips) : null,
+    body,
+    h("section", { class: "backlinks", "aria-label": "Backlinks" },
+      h("h2", {}, `Linked from ${plural(doc.backlinks.length, "document")}`),
+      links.length ? h("ul", {}, links) : h("p", { class: "empty" }, "Nothing links here yet.")),
+  );
+  await loadImages(body);
+  jumpTo(body, line, anchor);
+}
+
+async function moveDocument(path) {
+  const { button, values } = await ask("Rename or move", [
+    h("label", { for: "mv-to" }, "New path (in the same folder)"), h("input", { type: "text", id: "mv-to", name: "to", value: path }),
+  ], [["cancel", "Cancel"], ["move", "Move", "primary"]]);
+  if (button !== "move" || values.to === path) return;
+  try {
+    const moved = await api("POST", "/api/move", { from: path, to: values.to });
+    state.docs.delete(folderOf(path));
+    toast(moved.updated.length ? `Moved; links updated in ${moved.updated.length} document(s)` : "Moved");
+    location.hash = docHref(moved.to);
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+async function deleteDocument(path, hash) {
+  const { button } = await ask("Delete this document?", h("p", {}, `${path} will be deleted from the disk. There is no trash.`),
+    [["cancel", "Cancel"], ["delete", "Delete", "danger"]]);
+  if (button !== "delete") return;
+  try {
+    await api("DELETE", `/api/doc?${q({ path, base_hash: hash })}`);
+    state.docs.delete(folderOf(path));
+    toast("Deleted");
+    location.hash = `#/folder/${encodeURIComponent(folderOf(path))}`;
+  } catch (error) {
+    toast(error.code === "changed" ? "It changed on disk since you opened it: nothing was deleted" : error.message);
+  }
+}
+
+async function searchPage(folder, params) {
+  await renderSide(folder);
+  const query = params.get("q") || "";
+  const tag = params.get("tag") || "";
+  $("#search-input").value = query;
+  const main = $("#main");
+  main.replaceChildren(h("h1", {}, tag ? `#${tag}` : `Search: ${query}`), h("p", { class: "empty" }, "Searching…"));
+  let hits = [];
+  try {
+    hits = (await api("GET", `/api/search?${q({ folder, q: query || tag, tag, top_k: 20 })}`)).hits;
+  } catch (error) {
+    main.lastChild.textContent = error.message;
+    return;
+  }
+  const list = h("ol", { class: "hits" }, hits.map((hit) => h(
+    "li", {},
+    h("a", { href: docHref(hit.path, `?line=${hit.line_start}`) }, hit.heading || hit.title),
+    h("div", { class: "where" }, `${hit.path}:${hit.line_start}–${hit.line_end} · similarity ${hit.similarity.toFixed(2)}`),
+    highlighted(hit.text.slice(0, 600), query),
+  )));
+  main.replaceChildren(h("h1", {}, tag ? `#${tag}` : `Search: ${query}`), hits.length ? list : h("p", { class: "empty" }, "No matching sections."));
+}
+
+// --- the editor ------------------------------------------------------------------------------
+
+function completion(textarea, names) {
+  const menu = h("ul", { class: "complete", role: "listbox", hidden: true });
+  let choices = [];
+  let chosen = 0;
+  textarea.after(menu);
+  const open = () => {
+    const before = textarea.value.slice(0, textarea.selectionStart);
+    const match = /\[\[([^\]\n|#]*)$/.exec(before);
+    if (!match) return (menu.hidden = true);
+    const typed = match[1].toLowerCase();
+    choices = names.filter((n) => n.toLowerCase().includes(typed)).slice(0, 8);
+    if (!choices.length) return (menu.hidden = true);
+    chosen = 0;
+    menu.replaceChildren(...choices.map((name, i) => h("li", { role: "option", "aria-selected": String(i === chosen), onmousedown: (e) => { e.preventDefault(); accept(i); } }, name)));
+    menu.style.left = `${textarea.offsetLeft + 16}px`;
+    menu.style.top = `${textarea.offsetTop + 40}px`;
+    menu.hidden = false;
+  };
+  const accept = (i) => {
+    const caret = textarea.selectionStart;
+    const before = textarea.value.slice(0, caret).replace(/\[\[([^\]\n|#]*)$/, `[[${choices[i]}]]`);
+    textarea.value = before + textarea.value.slice(caret).replace(/^\]\]/, "");
+    textarea.selectionStart = textarea.selectionEnd = before.length;
+    menu.hidden = true;
+    textarea.dispatchEvent(new Event("input"));
+  };
+  textarea.addEventListener("input", open);
+  textarea.addEventListener("keydown", (event) => {
+    if (menu.hidden) return;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      chosen = (chosen + (event.key === "ArrowDown" ? 1 : choices.length - 1)) % choices.length;
+      [...menu.children].forEach((li, i) => li.setAttribute("aria-selected", String(i === chosen)));
+    } else if (event.key === "Enter" || event.key === "Tab") {
+      event.preventDefault();
+      accept(chosen);
+    } else if (event.key === "Escape") menu.hidden = true;
+  });
+}
+
+async function editPage(path) {
+  const folder = folderOf(path);
+  await renderSide(folder, path);
+  const doc = await api("GET", `/api/doc?${q({ path })}`);
+  let baseHash = doc.hash;
+  const area = h("textarea", { "aria-label": `Source of ${path}`, spellcheck: "true" }, doc.text);
+  const preview = h("article", { class: "doc preview", hidden: true });
+  const status = h("span", { class: "path" }, path);
+  const setDirty = (dirty) => {
+    state.dirty = dirty;
+    status.textContent = dirty ? `${path} · unsaved` : path;
+  };
+  area.addEventListener("input", () => setDirty(area.value !== doc.text));
+  const save = async (overwrite) => {
+    try {
+      const saved = await api("POST", "/api/doc", { path, text: area.value, base_hash: overwrite || baseHash });
+      baseHash = saved.hash;
+      doc.text = area.value;
+      setDirty(false);
+      toast("Saved");
+    } catch (error) {
+      if (error.code !== "changed") return toast(error.message);
+      const now = await api("GET", `/api/doc?${q({ path })}`);
+      const choice = await ask("It changed on disk", h("p", {}, `${path} was changed since you opened it (by an agent, another window or a sync). Save over it, or discard your edit and load what is there now?`),
+        [["cancel", "Keep editing"], ["discard", "Discard my edit", "danger"], ["overwrite", "Save over it", "primary"]]);
+      if (choice.button === "overwrite") await save(now.hash);
+      if (choice.button === "discard") {
+        area.value = doc.text = now.text;
+        baseHash = now.hash;
+        setDirty(false);
+      }
+    }
+  };
+  area.addEventListener("keydown", (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+      event.preventDefault();
+      save();
+    }
+  });
+  const toggle = h("button", { "aria-pressed": "false", onclick: async () => {
+    const showing = preview.hidden;
+    if (showing) {
+      const rendered = await api("POST", "/api/preview", { path, text: area.value });
+      preview.innerHTML = rendered.html; // sanitised by the server
+      await loadImages(preview);
+    }
+    preview.hidden = !showing;
+    area.hidden = showing;
+    toggle.textContent = showing ? "Write" : "Preview";
+    toggle.setAttribute("aria-pressed", String(showing));
+  } }, "Preview");
+  const names = (state.docs.get(folder) || []).map((d) => d.path.split("/").pop().replace(/\.(md|markdown|mdx)$/, ""));
+  $("#main").replaceChildren(
+    h("div", { class: "toolbar" }, status, toggle,
+      h("a", { class: "button", href: docHref(path) }, "Close"),
+      h("button", { class: "primary", onclick: () => save() }, "Save")),
+    h("div", { class: "editor" }, area, preview),
+  );
+  completion(area, names);
+  area.focus();
+  setDirty(false);
+}
+
+// --- settings --------------------------------------------------------------------------------
+
+async function settingsPage() {
+  await renderSide(null);
+  const status = await fetch("/api/status").then((r) => r.json());
+  const rows = [["version", status.version], ["role", status.role], ["embedder", status.embedder],
+    ["documents", status.files], ["sections", status.chunks], ["ready", String(status.ready)]];
+  const folders = state.folders.map((folder) => folderSettings(folder));
+  $("#main").replaceChildren(
+    h("div", { class: "settings" },
+      h("h1", {}, "Settings"),
+      h("section", {}, h("h2", {}, "Server"), h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]))),
+      h("section", {}, h("h2", {}, "Folders"), folders)),
+  );
+}
+
+function folderSettings(folder) {
+  const field = (label, name, value, type = "text") => [h("label", { for: `fs-${folder.name}-${name}` }, label),
+    h("input", { type, id: `fs-${folder.name}-${name}`, name, value: value ?? "", step: "any" })];
+  const form = h("form", { class: "editor", onsubmit: async (event) => {
+    event.preventDefault();
+    const values = Object.fromEntries(new FormData(form));
+    const number = (v) => (v === "" ? null : Number(v));
+    try {
+      await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, {
+        title: values.title || null,
+        hook: { top_k: number(values.top_k), min_score: number(values.min_score), min_ratio: number(values.min_ratio), max_chars: number(values.max_chars) },
+      });
+      state.folders = [];
+      toast("Saved");
+    } catch (error) {
+      toast(error.message);
+    }
+  } },
+  h("h3", {}, folder.name, folder.managed_by ? ` · managed by ${folder.managed_by}` : ""),
+  field("Title", "title", folder.title),
+  field("Hook: sections per prompt (top_k)", "top_k", folder.hook.top_k, "number"),
+  field("Hook: lowest similarity (min_score)", "min_score", folder.hook.min_score, "number"),
+  field("Hook: lowest share of the best hit (min_ratio)", "min_ratio", folder.hook.min_ratio, "number"),
+  field("Hook: most characters (max_chars)", "max_chars", folder.hook.max_chars, "number"),
+  h("div", {}, h("button", { class: "primary", type: "submit", disabled: Boolean(folder.managed_by) }, "Save folder settings")));
+  return form;
+}
+
+// --- routing ---------------------------------------------------------------------------------
+
+function parse() {
+  const raw = location.hash.slice(1) || "/";
+  const [pathPart, anchor] = raw.split("#");
+  const [path, query] = pathPart.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(query || ""), anchor: anchor || null };
+}
+
+async function route() {
+  if (!localStorage.getItem(TOKEN_KEY)) return showLogin();
+  const { parts, params, anchor } = parse();
+  const [screen, ...rest] = parts;
+  try {
+    if (screen === "folder") await folderPage(rest.join("/"));
+    else if (screen === "doc") await docPage(rest.join("/"), anchor, Number(params.get("line")) || null);
+    else if (screen === "edit") await editPage(rest.join("/"));
+    else if (screen === "search") await searchPage(rest.join("/"), params);
+    else if (screen === "settings") await settingsPage();
+    else await home();
+  } catch (error) {
+    if (error.status !== 401) $("#main").replaceChildren(h("h1", {}, "Something went wrong"), h("p", { class: "error" }, error.message));
+  }
+  $("#main").focus({ preventScroll: true });
+}
+
+let shownHash = location.hash;
+window.addEventListener("hashchange", () => {
+  if (state.dirty && !confirm("Leave without saving your changes?")) {
+    history.replaceState(null, "", shownHash);
+    return;
+  }
+  state.dirty = false;
+  shownHash = location.hash;
+  route();
+});
+window.addEventListener("beforeunload", (event) => {
+  if (state.dirty) event.preventDefault();
+});
+document.addEventListener("keydown", (event) => {
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+  if (event.key === "/" && !typing && !$("#search-form").hidden) {
+    event.preventDefault();
+    $("#search-input").focus();
+  }
+});
+document.addEventListener("DOMContentLoaded", () => {
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = $("#search-input").value.trim();
+    if (query && state.folder) location.hash = `#/search/${encodeURIComponent(state.folder)}?${q({ q: query })}`;
+  });
+  $("#sign-out").addEventListener("click", () => {
+    localStorage.removeItem(TOKEN_KEY);
+    showLogin();
+  });
+  route();
+});

@@ -1,0 +1,153 @@
+"""The web UI as a person uses it (docs/web.md), in headless Chromium against a real server: sign in,
+open a folder, follow a wikilink, search, write and save, a conflict with a change made on disk,
+rename with links rewritten, the MCP switch, and copying the MCP config. Assertions are on what the
+page shows and what lands on disk, not on how the page is built."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.serving.conftest import TOKEN, Served
+from tests.web.conftest import sign_in
+
+pytestmark = pytest.mark.slow
+
+MCP_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def test_a_wrong_token_is_refused_and_the_right_one_shows_the_folders(page: Page, shots: Path) -> None:
+    page.goto("/")
+    page.get_by_label("Admin token").fill("not-the-token")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("token")
+    sign_in(page)
+    main = page.locator("main")
+    expect(main.get_by_role("link", name="Ops runbooks")).to_be_visible()
+    expect(main.get_by_role("link", name="Private")).to_be_visible()
+    expect(main).to_contain_text("/mcp/ops")
+    expect(main).to_contain_text("human-only")
+    page.screenshot(path=shots / "folders.png")
+
+
+def test_a_folder_a_wikilink_and_backlinks(page: Page, shots: Path) -> None:
+    sign_in(page)
+    page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    side = page.locator("#side")
+    side.get_by_role("link", name="Vacuum").click()
+    document = page.locator("article.doc")
+    expect(document.get_by_role("heading", name="Vacuum")).to_be_visible()
+    document.get_by_role("link", name="backups").click()
+    expect(page.locator("article.doc").get_by_role("heading", name="Backups", exact=True)).to_be_visible()
+    expect(page).to_have_url(re.compile(r"#/doc/ops/backups\.md"))
+    backlinks = page.get_by_role("region", name="Backlinks")
+    expect(backlinks).to_contain_text("Linked from 1 document")
+    expect(backlinks.get_by_role("link", name="Vacuum")).to_be_visible()
+    expect(page.locator(".chips")).to_contain_text("#db")
+    expect(page.locator(".chips")).to_contain_text("Restores")
+    page.screenshot(path=shots / "document.png", full_page=True)
+
+
+def test_search_opens_a_hit_at_its_line(page: Page, shots: Path) -> None:
+    sign_in(page)
+    page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    page.keyboard.press("/")
+    page.keyboard.type("redis eviction")
+    page.keyboard.press("Enter")
+    hits = page.locator("ol.hits > li")
+    expect(hits.first).to_contain_text("ops/cache.md")
+    expect(hits.first.locator("mark").first).to_have_text(re.compile("redis|eviction", re.IGNORECASE))
+    page.screenshot(path=shots / "search.png")
+    hits.first.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(r"#/doc/ops/cache\.md\?line=\d+"))
+    expect(page.locator("article.doc .target")).to_contain_text(re.compile("Redis"))
+
+
+def test_write_save_and_a_conflict_with_a_change_on_disk(page: Page, served: Served, shots: Path) -> None:
+    sign_in(page)
+    page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    page.get_by_role("button", name="New document").click()
+    page.get_by_label("Title").fill("Failover plan")
+    page.get_by_role("button", name="Create").click()
+    editor = page.get_by_label("Source of ops/Failover plan.md")
+    expect(editor).to_have_value("# Failover plan\n")
+    editor.press("End")
+    editor.press("Enter")
+    editor.type("Promote the replica, then see [[back")
+    expect(page.get_by_role("option", name="backups")).to_be_visible()
+    editor.press("Enter")
+    page.keyboard.press("Control+s")
+    expect(page.locator("#toast")).to_have_text("Saved")
+    on_disk = served.docs / "ops" / "Failover plan.md"
+    assert on_disk.read_text(encoding="utf-8") == "# Failover plan\nPromote the replica, then see [[backups]]"
+    page.screenshot(path=shots / "editor.png")
+
+    on_disk.write_text("# Failover plan\n\nAn agent rewrote this.\n", encoding="utf-8")
+    editor.type(" first.")
+    page.get_by_role("button", name="Save", exact=True).click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("changed since you opened it")
+    page.screenshot(path=shots / "conflict.png")
+    dialog.get_by_role("button", name="Save over it").click()
+    expect(page.locator("#toast")).to_have_text("Saved")
+    assert on_disk.read_text(encoding="utf-8").endswith("[[backups]] first.")
+
+
+def test_rename_rewrites_the_links_to_it(page: Page, served: Served) -> None:
+    sign_in(page)
+    page.goto("/#/doc/ops/backups.md")
+    page.get_by_role("button", name="Rename / move").click()
+    page.get_by_label("New path").fill("ops/runbooks/restores.md")
+    page.get_by_role("button", name="Move", exact=True).click()
+    expect(page.locator("#toast")).to_contain_text("links updated in 1 document")
+    expect(page).to_have_url(re.compile(r"#/doc/ops/runbooks/restores\.md"))
+    assert (served.docs / "ops" / "runbooks" / "restores.md").exists()
+    vacuum = (served.docs / "ops" / "db" / "vacuum.md").read_text(encoding="utf-8")
+    assert "[[backups]]" not in vacuum
+    assert "restores" in vacuum
+
+
+def test_the_mcp_switch_opens_and_closes_the_endpoint(page: Page, served: Served) -> None:
+    def endpoint() -> int:
+        headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+        return httpx.post(f"{served.url}/mcp/private", json=MCP_INIT, headers=headers, timeout=10).status_code
+
+    assert endpoint() == 404
+    sign_in(page)
+    switch = page.get_by_label("MCP for private")
+    expect(switch).not_to_be_checked()
+    switch.check()
+    expect(page.locator("#toast")).to_contain_text("MCP on: /mcp/private")
+    assert endpoint() == 200
+    switch.uncheck()
+    expect(page.locator("#toast")).to_have_text("MCP off")
+    assert endpoint() == 404
+
+
+def test_copy_mcp_config_gives_the_command_with_this_servers_url(
+    page: Page, served: Served, shots: Path
+) -> None:
+    sign_in(page)
+    page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    page.get_by_role("button", name="Copy MCP config").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text(f"{served.url}/mcp/ops")
+    page.screenshot(path=shots / "mcp-config.png")
+    dialog.get_by_role("button", name="Copy command").click()
+    expect(page.locator("#toast")).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    header = '--header "Authorization: Bearer <RAGDOWN_TOKEN>"'
+    assert copied == f"claude mcp add --transport http ops {served.url}/mcp/ops {header}"

@@ -1,0 +1,48 @@
+"""The web UI's own files (serving/web_ui.py, docs/web.md): served without a token (they hold no
+documents), under a CSP that runs only the page's own script, and nothing else under /ui/."""
+
+from __future__ import annotations
+
+from tests.serving.conftest import Served
+
+
+def test_the_page_and_its_assets_need_no_token_and_carry_a_strict_policy(served: Served) -> None:
+    with served.http(token=None) as http:
+        page = http.get("/")
+        script = http.get("/ui/app.js")
+        style = http.get("/ui/app.css")
+    assert page.status_code == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert '<script src="/ui/app.js" defer></script>' in page.text
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "default-src 'none'" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy.split("style-src")[0]  # no inline script
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert "Authorization" in script.text  # the page talks to the bearer routes
+    assert style.headers["content-type"] == "text/css; charset=utf-8"
+
+
+def test_nothing_else_is_served_from_the_package(served: Served) -> None:
+    with served.http(token=None) as http:
+        for path in (
+            "/ui/index.html",
+            "/ui/../__init__.py",
+            "/ui/%2e%2e/render.py",
+            "/ui/",
+            "/ui/app.js.map",
+        ):
+            answer = http.get(path)
+            assert answer.status_code == 404, path
+        assert http.get("/index.html").status_code == 404
+        assert http.get("/api/docs").status_code == 401  # the data stays behind the token
+
+
+def test_the_page_holds_no_document_text(served: Served) -> None:
+    with served.http(token=None) as http:
+        text = http.get("/").text + http.get("/ui/app.js").text
+    for document in served.docs.rglob("*.md"):
+        body = document.read_text(encoding="utf-8").splitlines()[-1]
+        assert body not in text
