@@ -64,6 +64,7 @@ def test_a_folder_a_wikilink_and_backlinks(page: Page, shots: Path) -> None:
 def test_search_opens_a_hit_at_its_line(page: Page, shots: Path) -> None:
     sign_in(page)
     page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    expect(page.get_by_role("heading", level=1, name="Ops runbooks")).to_be_visible()
     page.keyboard.press("/")
     page.keyboard.type("redis eviction")
     page.keyboard.press("Enter")
@@ -89,10 +90,12 @@ def test_write_save_and_a_conflict_with_a_change_on_disk(page: Page, served: Ser
     editor.type("Promote the replica, then see [[back")
     expect(page.get_by_role("option", name="backups")).to_be_visible()
     editor.press("Enter")
+    expect(page.locator(".toolbar .path")).to_have_text("ops/Failover plan.md · unsaved")
     page.keyboard.press("Control+s")
-    expect(page.locator("#toast")).to_have_text("Saved")
+    expect(page.locator(".toolbar .path")).to_have_text("ops/Failover plan.md")
     on_disk = served.docs / "ops" / "Failover plan.md"
-    assert on_disk.read_text(encoding="utf-8") == "# Failover plan\nPromote the replica, then see [[backups]]"
+    written = on_disk.read_text(encoding="utf-8")
+    assert written == "# Failover plan\nPromote the replica, then see [[backups]]\n"
     page.screenshot(path=shots / "editor.png")
 
     on_disk.write_text("# Failover plan\n\nAn agent rewrote this.\n", encoding="utf-8")
@@ -102,8 +105,8 @@ def test_write_save_and_a_conflict_with_a_change_on_disk(page: Page, served: Ser
     expect(dialog).to_contain_text("changed since you opened it")
     page.screenshot(path=shots / "conflict.png")
     dialog.get_by_role("button", name="Save over it").click()
-    expect(page.locator("#toast")).to_have_text("Saved")
-    assert on_disk.read_text(encoding="utf-8").endswith("[[backups]] first.")
+    expect(page.locator(".toolbar .path")).to_have_text("ops/Failover plan.md")  # no longer "unsaved"
+    assert on_disk.read_text(encoding="utf-8").endswith("[[backups]] first.\n")
 
 
 def test_rename_rewrites_the_links_to_it(page: Page, served: Served) -> None:
