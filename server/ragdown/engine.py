@@ -126,6 +126,7 @@ class Engine:
         self.memory: SessionMemory = memory or LruSessionMemory()
         self.server_config = server_config
         log_file = self.settings.query_log_file or self.data_dir / LOG_NAME
+        self.query_log_path = log_file
         self.query_log = (
             QueryLog(log_file, include_prompts=self.settings.query_log_prompts)
             if self.settings.query_log

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ragdown.folders.registry import loose_markdown
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.sync import FailedFile, SyncReport
-from ragdown.serving.banner import base_url, loose_markdown, startup_lines, sync_summary
+from ragdown.serving.banner import base_url, startup_lines, sync_summary
 
 
 def folder(docs: Path, name: str, **config: object) -> None:

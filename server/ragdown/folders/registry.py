@@ -15,7 +15,7 @@ from typing import Any
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
-from ragdown.documents.paths import MAX_NAME_BYTES, control_character, is_skipped_entry
+from ragdown.documents.paths import MAX_NAME_BYTES, control_character, is_markdown, is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -94,3 +94,18 @@ def list_folders(docs_dir: Path) -> list[Folder]:
             if folder is not None:
                 found.append(folder)
     return found
+
+
+def loose_markdown(docs: Path) -> list[str]:
+    """Markdown files at the top of the docs dir: they belong to no folder, so nothing serves them."""
+    try:
+        entries = sorted(os.scandir(docs), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        entry.name
+        for entry in entries
+        if not is_skipped_entry(entry.name)
+        and is_markdown(entry.name)
+        and entry.is_file(follow_symlinks=False)
+    ]

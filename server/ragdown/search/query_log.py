@@ -123,3 +123,9 @@ class QueryLog:
 
     def read(self, path: str, start: int, end: int) -> None:
         self.write({"kind": "read", "path": path, "start": start, "end": end})
+
+    def clear(self) -> None:
+        """Empty the log, the rotated file included."""
+        with self._lock:
+            for path in (self.path, self.rotated_path):
+                path.unlink(missing_ok=True)

@@ -4,13 +4,11 @@ process and a 404 on every /mcp path, and cannot tell a folder without `"mcp": t
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ragdown import __version__
-from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.folders.config import FOLDER_CONFIG
-from ragdown.folders.registry import list_folders
+from ragdown.folders.registry import list_folders, loose_markdown
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.sync import SyncReport
 
@@ -30,21 +28,6 @@ def base_url(settings: ServerSettings) -> str:
 def named(names: list[str]) -> str:
     shown = ", ".join(names[:MAX_NAMED])
     return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
-
-
-def loose_markdown(docs: Path) -> list[str]:
-    """Markdown files at the top of the docs dir: they belong to no folder, so nothing serves them."""
-    try:
-        entries = sorted(os.scandir(docs), key=lambda entry: entry.name)
-    except OSError:
-        return []
-    return [
-        entry.name
-        for entry in entries
-        if not is_skipped_entry(entry.name)
-        and is_markdown(entry.name)
-        and entry.is_file(follow_symlinks=False)
-    ]
 
 
 def startup_lines(docs: Path, data_dir: Path, settings: ServerSettings, role: str) -> list[str]:

@@ -9,16 +9,14 @@ edit instead.
 
 # No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
 # at definition time, where the local dependencies are in scope.
-import os
 from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 
-from ragdown.documents.paths import is_markdown, is_skipped_entry
 from ragdown.engine import Engine
 from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
-from ragdown.folders.registry import Folder, list_folders
+from ragdown.folders.registry import Folder, list_folders, loose_markdown
 from ragdown.serving.api_access import ApiAccess, read_json_object
 
 MANAGER_HEADER = "x-ragdown-manager"
@@ -70,16 +68,9 @@ def folders_router(access: ApiAccess) -> APIRouter:
     @router.get("/folders")
     def list_all() -> dict[str, Any]:
         engine = current()
-        loose = sorted(
-            entry.name
-            for entry in os.scandir(engine.docs_dir)
-            if entry.is_file(follow_symlinks=False)
-            and not is_skipped_entry(entry.name)
-            and is_markdown(entry.name)
-        )
         return {
             "folders": [described(engine, f) for f in list_folders(engine.docs_dir)],
-            "loose_files": loose,
+            "loose_files": loose_markdown(engine.docs_dir),
         }
 
     @router.get("/folders/{name:path}")

@@ -20,6 +20,7 @@ from ragdown import __version__
 from ragdown.engine import Engine
 from ragdown.errors import RagdownError, plain
 from ragdown.folders.settings import ServerSettings
+from ragdown.serving.admin_api import admin_router
 from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
 from ragdown.serving.docs_api import docs_router
@@ -131,6 +132,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
     access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
+    app.include_router(admin_router(access))
     app.include_router(web_router())
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
