@@ -166,6 +166,12 @@ def test_bare_mcp_asks_for_a_folder_and_status_is_open(served: Served) -> None:
         assert status["ready"] is True
         assert (status["files"], status["auth_required"]) == (4, True)
         assert "test-token" not in json.dumps(status)
+        assert str(served.docs) not in json.dumps(status)  # no paths either
+        # The tuning in effect, for the web UI's settings: the environment's hook value (here 0.0)
+        # wins over the embedder's own.
+        hook = {"top_k": 4, "min_score": 0.0, "min_ratio": 0.0, "max_chars": 6000}
+        assert status["settings"]["hook"] == hook
+        assert (status["settings"]["watch"], status["settings"]["read_only"]) == (False, False)
 
 
 async def test_read_only_and_disabled_tools_are_neither_listed_nor_callable(make_served: object) -> None:

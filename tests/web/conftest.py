@@ -53,8 +53,8 @@ def page(browser: Browser, served: Served) -> Iterator[Page]:  # noqa: F811
     context.close()
 
 
-def sign_in(page: Page) -> None:
-    page.goto("/")
+def sign_in(page: Page, url: str = "/") -> None:
+    page.goto(url)
     page.get_by_label("Admin token").fill(ADMIN_TOKEN)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", level=1, name="Folders").wait_for()

@@ -154,3 +154,77 @@ def test_copy_mcp_config_gives_the_command_with_this_servers_url(
     copied = page.evaluate("navigator.clipboard.readText()")
     header = '--header "Authorization: Bearer <RAGDOWN_TOKEN>"'
     assert copied == f"claude mcp add --transport http ops {served.url}/mcp/ops {header}"
+
+
+def test_upload_and_an_image_that_loads_through_the_api(page: Page, served: Served) -> None:
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cf000000030101005b1e0d4a0000000049454e44ae426082"
+    )
+    (served.docs / "ops" / "dot.png").write_bytes(png)
+    sign_in(page)
+    page.locator("main").get_by_role("link", name="Ops runbooks").click()
+    page.locator("#upload").set_input_files(
+        [{"name": "diagram.md", "mimeType": "text/markdown", "buffer": b"# Diagram\n\n![[dot.png]]\n"}]
+    )
+    expect(page.locator("#toast")).to_have_text("Uploaded 1 document")
+    assert (served.docs / "ops" / "diagram.md").read_text(encoding="utf-8") == "# Diagram\n\n![[dot.png]]\n"
+    page.locator("#side").get_by_role("link", name="Diagram").click()
+    image = page.locator("article.doc img")
+    expect(image).to_have_attribute("src", re.compile("^blob:"))
+    assert page.evaluate("document.querySelector('article.doc img').naturalWidth") == 1
+
+
+def test_leaving_unsaved_changes_asks_first(page: Page, served: Served) -> None:
+    sign_in(page)
+    page.goto("/#/edit/ops/cache.md")
+    editor = page.get_by_label("Source of ops/cache.md")
+    editor.press("End")
+    editor.type(" More.")
+    page.once("dialog", lambda dialog: dialog.dismiss())  # "Leave without saving?" → stay
+    page.locator("#side").get_by_role("link", name="Backups").click()
+    expect(page).to_have_url(re.compile(r"#/edit/ops/cache\.md"))
+    expect(editor).to_have_value(re.compile("^# Cache More\\."))
+    page.once("dialog", lambda dialog: dialog.accept())  # → leave, the edit is dropped
+    page.locator("#side").get_by_role("link", name="Backups").click()
+    expect(page).to_have_url(re.compile(r"#/doc/ops/backups\.md"))
+    assert "More." not in (served.docs / "ops" / "cache.md").read_text(encoding="utf-8")
+
+
+def test_settings_show_usage_and_change_a_folder(page: Page, make_served: object, shots: Path) -> None:
+    served: Served = make_served(query_log=True)  # type: ignore[operator]
+    with served.admin() as http:
+        http.get("/api/search", params={"folder": "ops", "q": "zzzz qqqq"})
+    sign_in(page, served.url + "/")  # this test's own server, with the query log on
+    page.get_by_role("link", name="Settings").click()
+    usage = page.get_by_role("region", name="Usage")
+    expect(usage).to_contain_text("zzzz qqqq")
+    form = page.get_by_role("form", name="Settings of private")
+    form.get_by_label("Title").fill("Private notes")
+    form.get_by_label("MCP: agents can reach it").check()
+    form.get_by_label("Hook: sections per prompt (top_k)").fill("2")
+    form.get_by_role("button", name="Save folder settings").click()
+    expect(page.locator("#toast")).to_have_text("Saved")
+    with served.admin() as http:
+        private = http.get("/api/folders/private").json()["folder"]
+    assert (private["title"], private["mcp"], private["hook"]) == ("Private notes", True, {"top_k": 2})
+    expect(page.get_by_role("region", name="Server")).to_contain_text("under hash-384's floor")
+    page.get_by_role("heading", name="Usage").scroll_into_view_if_needed()
+    page.screenshot(path=shots / "settings.png")
+
+
+def test_a_phone_in_dark_mode_reads_a_document(browser: object, served: Served, shots: Path) -> None:
+    context = browser.new_context(  # type: ignore[attr-defined]
+        base_url=served.url, viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True
+    )
+    phone = context.new_page()
+    sign_in(phone)
+    phone.goto("/#/doc/ops/backups.md")
+    heading = phone.locator("article.doc").get_by_role("heading", name="Backups", exact=True)
+    expect(heading).to_be_visible()
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390  # nothing runs off the side of a phone
+    background = phone.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(21, 24, 29)"
+    phone.screenshot(path=shots / "phone-dark.png")
+    context.close()

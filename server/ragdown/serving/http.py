@@ -44,6 +44,29 @@ def _typed(problem: Any) -> Any:
     return problem
 
 
+def settings_in_effect(engine: Engine) -> dict[str, object]:
+    """The non-secret tuning values the server runs with (docs/tools.md#status-and-health)."""
+    current = engine.settings
+    hook = engine.hook_settings()
+    return {
+        "embedder": engine.embedder.name,
+        "watch": current.watch,
+        "read_only": current.read_only,
+        "root_mcp": current.root_mcp,
+        "text_limit": current.text_limit,
+        "max_per_document": current.max_per_document,
+        "follow_links": current.follow_links,
+        "query_log": current.query_log,
+        "disabled_tools": sorted(current.disabled_tool_names()),
+        "hook": {
+            "top_k": hook.top_k,
+            "min_score": hook.min_score,
+            "min_ratio": hook.min_ratio,
+            "max_chars": hook.max_chars,
+        },
+    }
+
+
 # The /api paths that exist: another method on one of them is 405, anything else 404.
 KNOWN_API = frozenset(
     {
@@ -90,7 +113,8 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
 
     @app.get("/api/status")
     def status() -> dict[str, object]:
-        """Open (no auth, no secrets): whether the model and the index are ready, and counts."""
+        """Open (no auth, no secrets): whether the model and the index are ready, counts, and the
+        tuning settings in effect (no paths, no tokens)."""
         current = routes.engine
         files, chunks = current.totals()
         return {
@@ -103,6 +127,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
             "files": files,
             "chunks": chunks,
             "embedder": current.embedder.name,
+            "settings": settings_in_effect(current),
         }
 
     @app.get("/healthz")

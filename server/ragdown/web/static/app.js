@@ -53,7 +53,7 @@ function h(tag, attributes = {}, ...children) {
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child !== null && child !== undefined && child !== false) {
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -256,9 +256,21 @@ async function home() {
     rows.length ? h("ul", { class: "folders" }, rows) : h("p", { class: "empty" }, "No folders yet: a folder is a directory at the top of the docs dir."),
     h("div", { class: "toolbar" }, h("button", { onclick: newFolder }, "New folder")),
     data.loose_files && data.loose_files.length
-      ? h("p", { class: "notice" }, `Markdown outside every folder is not indexed: ${data.loose_files.join(", ")}. Move it into a folder.`)
+      ? h("div", { class: "notice" }, h("p", {}, "Markdown outside every folder is not indexed: move it into a folder, or delete it."),
+        h("ul", {}, data.loose_files.map((name) => h("li", {}, name, " ", h("button", { class: "link", onclick: () => deleteLoose(name) }, `Delete ${name}`)))))
       : null,
   );
+}
+
+async function deleteLoose(name) {
+  const { button } = await ask(`Delete ${name}?`, h("p", {}, "It is deleted from the top of the docs dir. There is no trash."), [["cancel", "Cancel"], ["delete", "Delete", "danger"]]);
+  if (button !== "delete") return;
+  try {
+    await api("DELETE", `/api/loose?${q({ name })}`);
+    home();
+  } catch (error) {
+    toast(error.message);
+  }
 }
 
 async function newFolder() {
@@ -291,6 +303,8 @@ async function folderPage(name) {
     h("div", { class: "toolbar" },
       h("span", { class: "path" }, folder.mcp ? `${location.origin}${folder.mcp_path}` : "human-only: agents cannot reach it"),
       h("button", { onclick: () => newDocument(name) }, "New document"),
+      h("label", { class: "button", for: "upload" }, "Upload"),
+      h("input", { type: "file", id: "upload", accept: ".md,.markdown,.mdx", multiple: true, class: "sr-only", onchange: (event) => upload(name, event.target.files) }),
       h("button", { onclick: () => mcpConfig(folder) }, "Copy MCP config"),
     ),
     h("h2", {}, "Recently changed"),
@@ -298,6 +312,28 @@ async function folderPage(name) {
       ? h("ul", { class: "hits" }, recent.map((doc) => h("li", {}, h("a", { href: docHref(doc.path) }, doc.title), h("div", { class: "where" }, doc.path))))
       : h("p", { class: "empty" }, "No documents yet."),
   );
+}
+
+async function upload(folder, list) {
+  let done = 0;
+  for (const file of list) {
+    try {
+      await api("POST", "/api/doc", { path: `${folder}/${file.name}`, text: await file.text() });
+      done += 1;
+    } catch (error) {
+      if (error.status !== 409) {
+        toast(`${file.name}: ${error.message}`);
+        continue;
+      }
+      const { button } = await ask(`${file.name} exists`, h("p", {}, `${folder}/${file.name} is already there. Replace it?`), [["skip", "Keep it"], ["replace", "Replace", "danger"]]);
+      if (button === "replace") {
+        await api("POST", "/api/doc", { path: `${folder}/${file.name}`, text: await file.text(), overwrite: true });
+        done += 1;
+      }
+    }
+  }
+  toast(`Uploaded ${plural(done, "document")}`);
+  folderPage(folder);
 }
 
 async function mcpConfig(folder) {
@@ -558,48 +594,122 @@ async function editPage(path) {
   setDirty(false);
 }
 
-// --- settings --------------------------------------------------------------------------------
+// --- settings ---------------------------------------------------------------------------------
+
+function describe(rows) {
+  return h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]));
+}
 
 async function settingsPage() {
+  await loadFolders();
   await renderSide(null);
   const status = await fetch("/api/status").then((r) => r.json());
-  const rows = [["version", status.version], ["role", status.role], ["embedder", status.embedder],
-    ["documents", status.files], ["sections", status.chunks], ["ready", String(status.ready)]];
-  const folders = state.folders.map((folder) => folderSettings(folder));
-  $("#main").replaceChildren(
+  const tuning = status.settings || {};
+  const hook = tuning.hook || {};
+  const usage = await api("GET", "/api/query-log");
+  const main = $("#main");
+  main.replaceChildren(
     h("div", { class: "settings" },
       h("h1", {}, "Settings"),
-      h("section", {}, h("h2", {}, "Server"), h("dl", {}, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))]))),
-      h("section", {}, h("h2", {}, "Folders"), folders)),
+      h("section", { "aria-label": "Server" }, h("h2", {}, "Server"),
+        describe([["version", status.version], ["role", status.role], ["ready", status.ready],
+          ["documents", status.files], ["sections", status.chunks], ["embedder", tuning.embedder],
+          ["watching the folders", tuning.watch], ["read-only", tuning.read_only], ["every folder at /mcp", tuning.root_mcp],
+          ["characters per hit", tuning.text_limit], ["sections per document", tuning.max_per_document || "no cap"],
+          ["query log", tuning.query_log], ["tools turned off", (tuning.disabled_tools || []).join(", ") || "none"]]),
+        h("h3", {}, "Prompt hook (server-wide)"),
+        describe([["sections per prompt", hook.top_k], ["lowest similarity", hook.min_score],
+          ["lowest share of the best hit", hook.min_ratio], ["most characters", hook.max_chars]]),
+        hook.min_score !== undefined && hook.min_score < usage.min_score
+          ? h("p", { class: "notice" }, `The hook's lowest similarity (${hook.min_score}) is under ${tuning.embedder}'s floor of ${usage.min_score}: it will add sections that barely relate to the prompt.`)
+          : null,
+        h("p", { class: "empty" }, "These come from the environment (RAGDOWN_*) and .ragdown-server.json; a folder's own hook settings are below.")),
+      usageSection(usage),
+      h("section", { "aria-label": "Folders" }, h("h2", {}, "Folders"), state.folders.map((folder) => folderSettings(folder)))),
   );
 }
 
+function usageSection(usage) {
+  const summary = usage.summary;
+  const rate = summary.hook_rate === null ? "no hook calls" : `${Math.round(summary.hook_rate * 100)}% of ${plural(summary.hook_calls, "call")}`;
+  const gaps = summary.gaps.map((gap) => h("li", {}, h("strong", {}, gap.query), ` · ${gap.folder || "every folder"} · ${plural(gap.count, "time")} · best ${gap.best === null ? "nothing found" : gap.best.toFixed(2)}`));
+  const reads = summary.most_read.map((read) => h("li", {}, h("a", { href: docHref(read.path) }, read.path), ` · ${plural(read.reads, "read")}, ${read.after_search} after a search`));
+  return h("section", { "aria-label": "Usage" }, h("h2", {}, "Usage"),
+    usage.enabled ? null : h("p", { class: "notice" }, "The query log is off (RAGDOWN_QUERY_LOG=true turns it on); what it holds from before is shown."),
+    describe([["searches", summary.searches], ["hook added context", rate], ["documents read", summary.reads]]),
+    h("h3", {}, "Gaps: searches that found nothing good enough"),
+    gaps.length ? h("ul", {}, gaps) : h("p", { class: "empty" }, "None."),
+    h("h3", {}, "Most read"),
+    reads.length ? h("ul", {}, reads) : h("p", { class: "empty" }, "Nothing read yet."),
+    h("button", { onclick: async () => {
+      const { button } = await ask("Empty the query log?", h("p", {}, "Every logged search, hook call and read is removed."), [["cancel", "Cancel"], ["clear", "Empty it", "danger"]]);
+      if (button === "clear") {
+        await api("DELETE", "/api/query-log");
+        settingsPage();
+      }
+    } }, "Empty the query log"));
+}
+
 function folderSettings(folder) {
-  const field = (label, name, value, type = "text") => [h("label", { for: `fs-${folder.name}-${name}` }, label),
-    h("input", { type, id: `fs-${folder.name}-${name}`, name, value: value ?? "", step: "any" })];
-  const form = h("form", { class: "editor", onsubmit: async (event) => {
+  const id = (name) => `fs-${folder.name}-${name}`;
+  const field = (label, name, value, type = "text") => [h("label", { for: id(name) }, label),
+    h("input", { type, id: id(name), name, value: value ?? "", step: "any" })];
+  const check = (label, name, value) => h("label", { for: id(name) }, h("input", { type: "checkbox", id: id(name), name, checked: Boolean(value) }), ` ${label}`);
+  const managed = Boolean(folder.managed_by);
+  const form = h("form", { class: "editor", "aria-label": `Settings of ${folder.name}`, onsubmit: async (event) => {
     event.preventDefault();
-    const values = Object.fromEntries(new FormData(form));
+    const data = new FormData(form);
     const number = (v) => (v === "" ? null : Number(v));
+    const renamed = data.get("name").trim();
+    const change = {
+      title: data.get("title") || null,
+      mcp: data.get("mcp") === "on",
+      read_only: data.get("read_only") === "on",
+      disabled_tools: data.get("disabled_tools").split(",").map((t) => t.trim()).filter(Boolean),
+      hook: { top_k: number(data.get("top_k")), min_score: number(data.get("min_score")), min_ratio: number(data.get("min_ratio")), max_chars: number(data.get("max_chars")) },
+    };
+    if (renamed && renamed !== folder.name) change.name = renamed;
     try {
-      await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, {
-        title: values.title || null,
-        hook: { top_k: number(values.top_k), min_score: number(values.min_score), min_ratio: number(values.min_ratio), max_chars: number(values.max_chars) },
-      });
+      await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, change);
       state.folders = [];
+      state.docs.clear();
       toast("Saved");
+      settingsPage();
     } catch (error) {
       toast(error.message);
     }
   } },
-  h("h3", {}, folder.name, folder.managed_by ? ` · managed by ${folder.managed_by}` : ""),
+  h("h3", {}, folder.title, managed ? ` · managed by ${folder.managed_by}` : ""),
+  managed ? h("p", { class: "notice" }, `This folder belongs to ${folder.managed_by}: change it there (kubectl edit), not here.`) : null,
+  field("Name (renaming re-indexes the folder)", "name", folder.name),
   field("Title", "title", folder.title),
+  check("MCP: agents can reach it", "mcp", folder.mcp),
+  check("Read-only for agents", "read_only", folder.read_only),
+  field("Tools turned off (comma-separated)", "disabled_tools", (folder.disabled_tools || []).join(", ")),
   field("Hook: sections per prompt (top_k)", "top_k", folder.hook.top_k, "number"),
   field("Hook: lowest similarity (min_score)", "min_score", folder.hook.min_score, "number"),
   field("Hook: lowest share of the best hit (min_ratio)", "min_ratio", folder.hook.min_ratio, "number"),
   field("Hook: most characters (max_chars)", "max_chars", folder.hook.max_chars, "number"),
-  h("div", {}, h("button", { class: "primary", type: "submit", disabled: Boolean(folder.managed_by) }, "Save folder settings")));
+  h("div", { class: "toolbar" },
+    h("button", { class: "primary", type: "submit", disabled: managed }, "Save folder settings"),
+    h("button", { type: "button", class: "danger", disabled: managed, onclick: () => deleteFolder(folder) }, "Delete folder")));
   return form;
+}
+
+async function deleteFolder(folder) {
+  const { button, values } = await ask(`Delete ${folder.title}?`, [
+    h("p", {}, `Every file in ${folder.name}/ is deleted from the disk, attachments included. There is no trash.`),
+    h("label", { for: "df-confirm" }, `Type ${folder.name} to confirm`), h("input", { type: "text", id: "df-confirm", name: "confirm" }),
+  ], [["cancel", "Cancel"], ["delete", "Delete folder", "danger"]]);
+  if (button !== "delete") return;
+  try {
+    await api("DELETE", `/api/folders/${encodeURIComponent(folder.name)}?${q({ confirm: values.confirm })}`);
+    state.folders = [];
+    toast("Folder deleted");
+    settingsPage();
+  } catch (error) {
+    toast(error.message);
+  }
 }
 
 // --- routing ---------------------------------------------------------------------------------
