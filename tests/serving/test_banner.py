@@ -69,16 +69,16 @@ def test_loose_markdown_skips_symlinks_and_dot_files(tmp_path: Path) -> None:
     assert loose_markdown(tmp_path) == ["real.md"]
 
 
-def test_root_mcp_and_the_admin_api_are_listed_only_when_on(tmp_path: Path) -> None:
+def test_root_mcp_and_the_web_ui_are_listed_as_they_are(tmp_path: Path) -> None:
     folder(tmp_path, "work", mcp=True)
     plain = startup_lines(tmp_path, tmp_path / ".d", settings(), "primary")
     assert not any(line.strip().startswith("http://127.0.0.1:3100/mcp  ") for line in plain)
-    assert not any("/api/folders" in line for line in plain)
+    assert "Web UI: http://127.0.0.1:3100/ is off until RAGDOWN_ADMIN_TOKEN is set" in "\n".join(plain)
     full = startup_lines(
         tmp_path, tmp_path / ".d", settings(root_mcp=True, admin_token="s3cret-admin"), "reader"
     )
     assert any(line.strip().startswith("http://127.0.0.1:3100/mcp  (every MCP folder") for line in full)
-    assert any("http://127.0.0.1:3100/api/folders" in line for line in full)
+    assert "Web UI: http://127.0.0.1:3100/ (sign in with RAGDOWN_ADMIN_TOKEN)" in full
     assert "reader" in full[0]
     assert "s3cret" not in "\n".join(full)
 

@@ -67,8 +67,11 @@ def startup_lines(docs: Path, data_dir: Path, settings: ServerSettings, role: st
             f"warning: {len(loose)} Markdown file(s) at the top of {docs} belong to no folder and are "
             f"neither indexed nor served ({named(loose)}): move them into a folder"
         )
-    if settings.admin_token:
-        lines.append(f"Folder settings: {url}/api/folders (send Authorization: Bearer <RAGDOWN_ADMIN_TOKEN>)")
+    if settings.admin_token or settings.secure_local_net:
+        sign_in = "sign in with RAGDOWN_ADMIN_TOKEN" if settings.admin_token else "no sign-in (SECURE_LOCAL_NET)"
+        lines.append(f"Web UI: {url}/ ({sign_in})")
+    else:
+        lines.append(f"Web UI: {url}/ is off until RAGDOWN_ADMIN_TOKEN is set (its token signs people in)")
     return lines
 
 

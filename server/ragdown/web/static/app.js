@@ -723,7 +723,11 @@ function parse() {
 }
 
 async function route() {
-  if (!localStorage.getItem(TOKEN_KEY)) return showLogin();
+  if (!localStorage.getItem(TOKEN_KEY)) {
+    // A server on a trusted network (SECURE_LOCAL_NET) asks for no token.
+    const status = await fetch("/api/status").then((r) => r.json()).catch(() => ({}));
+    if (status.auth_required !== false) return showLogin();
+  }
   const { parts, params, anchor } = parse();
   const [screen, ...rest] = parts;
   try {
