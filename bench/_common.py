@@ -86,7 +86,16 @@ def headings(root: Path, seed: int) -> list[str]:
 class Server:
     """One `ragdown serve` process; its log goes to a file (a full pipe would block it)."""
 
-    def __init__(self, docs: Path, data_dir: Path, embedder: str, work: Path, name: str, token: str) -> None:
+    def __init__(
+        self,
+        docs: Path,
+        data_dir: Path,
+        embedder: str,
+        work: Path,
+        name: str,
+        token: str,
+        admin_token: str | None = None,
+    ) -> None:
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -97,6 +106,7 @@ class Server:
             "RAGDOWN_DATA_DIR": str(data_dir),
             "RAGDOWN_EMBEDDER": embedder,
             "RAGDOWN_TOKEN": token,
+            **({"RAGDOWN_ADMIN_TOKEN": admin_token} if admin_token else {}),
             "PORT": str(self.port),
             "RAGDOWN_METRICS_PORT": str(free_port()),
         }
