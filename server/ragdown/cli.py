@@ -175,6 +175,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     from ragdown.engine import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.config import SERVER_CONFIG
+    from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.banner import base_url, startup_lines
     from ragdown.serving.http import create_app
@@ -194,6 +195,8 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
     check_data_dir(data_dir, docs)
     check_embedder_name(settings.embedder)
+    # What was saved from the web UI goes over the environment (docs/web.md#server-settings).
+    environment, settings = settings, in_effect(settings, read_saved(docs))
     node = Node(docs, data_dir, settings, folders_mode=True, server_config=docs / SERVER_CONFIG)
     primary = node.is_primary()
     for line in startup_lines(docs, data_dir, settings, "primary" if primary else "reader"):
@@ -205,7 +208,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         node.first_sync.add_done_callback(lambda done: say_synced(done, engine, bar))
     else:
         engine = node.open_reader()
-    app = create_app(engine, settings)
+    app = create_app(engine, settings, environment)
     if primary:
         node.serve_internal(app)
     else:

@@ -400,6 +400,42 @@ class Engine:
                 f"the first index of this folder is still being built{so_far}; ask again in a minute"
             )
 
+    def apply_settings(self, settings: ServerSettings) -> None:
+        """Settings saved from the web UI, in effect from the next call (docs/web.md#server-settings):
+        search rules, hit size, the query log and watching. The embedder changes through
+        `switch_embedder`, which rebuilds the index."""
+        self.settings = settings
+        self.policy = replace(
+            self.policy, max_per_document=settings.max_per_document, follow_links=settings.follow_links
+        )
+        if not settings.query_log:
+            self.query_log = None
+        elif self.query_log is None:
+            self.query_log = QueryLog(self.query_log_path, include_prompts=settings.query_log_prompts)
+        if settings.watch != self.watch and self.writable:
+            self.watch = settings.watch
+            if settings.watch:
+                self.start_watching()
+                self.syncer.request()  # what changed while nobody watched
+            elif self.watcher is not None:
+                self.watcher.stop()
+                self.watcher = None
+
+    def switch_embedder(self, name: str) -> None:
+        """Load `name` first (an embedder that cannot load raises and changes nothing), then build a
+        new index with it beside the current one, which answers searches until the new is complete."""
+        if self.store.building:
+            raise Refusal(409, "the index is being rebuilt already; change the embedder once it is done")
+        loaded = create_embedder(name, threads=self.settings.threads)
+        if loaded.name == self.embedder.name:
+            loaded.close()
+            return
+        with self._full_lock:
+            self.index.embedder, self.index.source = loaded, name
+            self.syncer.store = self.index.rebuild_beside()
+            self.syncer.embedder = loaded
+        self.syncer.request()
+
     def start_watching(self) -> None:
         if self.watcher is None:
             self.watcher = FolderWatcher(self.docs_dir, self.syncer.request)

@@ -77,7 +77,15 @@ class Served:
 
 
 def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Served]:
-    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", settings=settings, folders_mode=True)
+    engine = Engine(
+        docs,
+        data_dir,
+        HashEmbedder(),
+        source="hash",
+        settings=settings,
+        folders_mode=True,
+        server_config=docs / ".ragdown-server.json",
+    )
     engine.sync()
     port = free_port()
     app = create_app(engine, settings)

@@ -209,6 +209,16 @@ def test_settings_show_usage_and_change_a_folder(page: Page, make_served: object
         private = http.get("/api/folders/private").json()["folder"]
     assert (private["title"], private["mcp"], private["hook"]) == ("Private notes", True, {"top_k": 2})
     expect(page.get_by_role("region", name="Server")).to_contain_text("under hash-384's floor")
+    server = page.get_by_role("form", name="Server settings")
+    server.get_by_label("Characters per hit").fill("500")
+    server.get_by_label("Hook: sections per prompt").fill("3")
+    server.get_by_role("button", name="Save server settings").click()
+    expect(page.locator("#toast")).to_have_text("Saved")
+    assert (served.engine.settings.text_limit, served.engine.hook_settings().top_k) == (500, 3)
+    expect(page.get_by_role("form", name="Server settings")).to_contain_text("the environment says 2000")
+    page.get_by_role("button", name="use the environment's").click()
+    expect(page.get_by_role("form", name="Server settings")).not_to_contain_text("the environment says")
+    assert served.engine.settings.text_limit == 2000
     page.get_by_role("heading", name="Usage").scroll_into_view_if_needed()
     page.screenshot(path=shots / "settings.png")
 

@@ -207,7 +207,7 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
             else:
                 config.pop(key, None)
     if "hook" in changes:
-        hook = _hook(changes["hook"], config.get("hook"))
+        hook = merge_hook(changes["hook"], config.get("hook"))
         if hook:
             config["hook"] = hook
         else:
@@ -235,7 +235,7 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _hook(changes: object, current: object) -> dict[str, Any]:
+def merge_hook(changes: object, current: object) -> dict[str, Any]:
     """Key by key: `null` removes a key, an empty object removes the whole hook."""
     if not isinstance(changes, dict):
         if changes is None:

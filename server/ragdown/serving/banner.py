@@ -68,7 +68,9 @@ def startup_lines(docs: Path, data_dir: Path, settings: ServerSettings, role: st
             f"neither indexed nor served ({named(loose)}): move them into a folder"
         )
     if settings.admin_token or settings.secure_local_net:
-        sign_in = "sign in with RAGDOWN_ADMIN_TOKEN" if settings.admin_token else "no sign-in (SECURE_LOCAL_NET)"
+        sign_in = "no sign-in: SECURE_LOCAL_NET"
+        if settings.admin_token:
+            sign_in = "sign in with RAGDOWN_ADMIN_TOKEN"
         lines.append(f"Web UI: {url}/ ({sign_in})")
     else:
         lines.append(f"Web UI: {url}/ is off until RAGDOWN_ADMIN_TOKEN is set (its token signs people in)")

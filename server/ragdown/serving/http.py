@@ -107,7 +107,11 @@ class RagdownApp:
         await self.api(scope, receive, send)
 
 
-def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
+def create_app(
+    engine: Engine, settings: ServerSettings, environment: ServerSettings | None = None
+) -> RagdownApp:
+    """`settings` are those in effect; `environment` what the variables alone say (the saved server
+    settings go over it), the same as `settings` when nothing is saved."""
     app = FastAPI(title="ragdown", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     routes = McpRoutes(engine, settings)
 
@@ -157,7 +161,7 @@ def create_app(engine: Engine, settings: ServerSettings) -> RagdownApp:
     access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
-    app.include_router(admin_router(access))
+    app.include_router(admin_router(access, environment or settings))
     app.include_router(web_router())
 
     @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])

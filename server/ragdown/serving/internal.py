@@ -71,7 +71,7 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
         if call.tool not in FORWARDED_TOOLS:
             return refused(f"{call.tool} is not run by the primary for readers")
         if call.folder is None:
-            if not routes.settings.root_mcp or call.tool not in ROOT_ONLY_TOOLS | {"ragdown_reindex"}:
+            if not routes.engine.settings.root_mcp or call.tool not in ROOT_ONLY_TOOLS | {"ragdown_reindex"}:
                 return refused("no folder with MCP turned on at this path")
             server = routes.root_server(ADMIN)
         else:

@@ -204,7 +204,7 @@ class McpRoutes:
         segments = split_mcp_path(raw[len(b"/mcp") :])
         server: MCPServer | None = None
         if segments == []:
-            if not self.settings.root_mcp:
+            if not self.engine.settings.root_mcp:
                 if self._unknown(access):
                     await send_error(send, Unauthorized(authorization))
                 else:

@@ -613,20 +613,76 @@ async function settingsPage() {
       h("h1", {}, "Settings"),
       h("section", { "aria-label": "Server" }, h("h2", {}, "Server"),
         describe([["version", status.version], ["role", status.role], ["ready", status.ready],
-          ["documents", status.files], ["sections", status.chunks], ["embedder", tuning.embedder],
-          ["watching the folders", tuning.watch], ["read-only", tuning.read_only], ["every folder at /mcp", tuning.root_mcp],
-          ["characters per hit", tuning.text_limit], ["sections per document", tuning.max_per_document || "no cap"],
-          ["query log", tuning.query_log], ["tools turned off", (tuning.disabled_tools || []).join(", ") || "none"]]),
-        h("h3", {}, "Prompt hook (server-wide)"),
-        describe([["sections per prompt", hook.top_k], ["lowest similarity", hook.min_score],
-          ["lowest share of the best hit", hook.min_ratio], ["most characters", hook.max_chars]]),
+          ["documents", status.files], ["sections", status.chunks], ["read-only", tuning.read_only],
+          ["tools turned off", (tuning.disabled_tools || []).join(", ") || "none"]]),
         hook.min_score !== undefined && hook.min_score < usage.min_score
           ? h("p", { class: "notice" }, `The hook's lowest similarity (${hook.min_score}) is under ${tuning.embedder}'s floor of ${usage.min_score}: it will add sections that barely relate to the prompt.`)
           : null,
-        h("p", { class: "empty" }, "These come from the environment (RAGDOWN_*) and .ragdown-server.json; a folder's own hook settings are below.")),
+        serverSettings(await api("GET", "/api/settings"), hook)),
       usageSection(usage),
       h("section", { "aria-label": "Folders" }, h("h2", {}, "Folders"), state.folders.map((folder) => folderSettings(folder)))),
   );
+}
+
+const SERVER_FIELDS = [
+  ["embedder", "Embedder (a change rebuilds the index beside the current one)", "text"],
+  ["watch", "Watch the folders for changes", "checkbox"],
+  ["root_mcp", "Serve every MCP folder at /mcp", "checkbox"],
+  ["text_limit", "Characters per hit", "number"],
+  ["max_per_document", "Sections per document in a search (0: no cap)", "number"],
+  ["follow_links", "Hits whose wikilinks are followed (0: off)", "number"],
+  ["query_log", "Keep the query log (for Usage)", "checkbox"],
+];
+const HOOK_FIELDS = [["top_k", "Hook: sections per prompt"], ["min_score", "Hook: lowest similarity"],
+  ["min_ratio", "Hook: lowest share of the best hit"], ["max_chars", "Hook: most characters"]];
+
+function serverSettings(data, hook) {
+  const env = data.env;
+  const rows = SERVER_FIELDS.map(([key, label, type]) => {
+    const value = data.settings[key];
+    const input = type === "checkbox"
+      ? h("input", { type, id: `ss-${key}`, name: key, checked: Boolean(value) })
+      : h("input", { type, id: `ss-${key}`, name: key, value: value ?? "" });
+    const saved = key in data.saved;
+    return h("div", {}, h("label", { for: `ss-${key}` }, label), " ", input,
+      h("span", { class: "count" }, saved ? ` saved · the environment says ${env[key] ?? "nothing"} ` : " from the environment "),
+      saved ? h("button", { type: "button", class: "link", onclick: () => saveServer({ [key]: null }) }, "use the environment's") : null);
+  });
+  const hooks = HOOK_FIELDS.map(([key, label]) => h("div", {}, h("label", { for: `ss-hook-${key}` }, label), " ",
+    h("input", { type: "number", step: "any", id: `ss-hook-${key}`, name: `hook.${key}`, value: (data.saved.hook || {})[key] ?? "", placeholder: String(hook[key]) })));
+  const form = h("form", { class: "editor", "aria-label": "Server settings", onsubmit: async (event) => {
+    event.preventDefault();
+    const change = {};
+    for (const [key, , type] of SERVER_FIELDS) {
+      const field = form.elements[key];
+      const value = type === "checkbox" ? field.checked : type === "number" ? Number(field.value) : field.value.trim();
+      if (value !== data.settings[key] && !(type === "text" && value === "")) change[key] = value;
+    }
+    const hookChange = {};
+    for (const [key] of HOOK_FIELDS) {
+      const raw = form.elements[`hook.${key}`].value;
+      const before = (data.saved.hook || {})[key];
+      if ((raw === "" ? undefined : Number(raw)) !== before) hookChange[key] = raw === "" ? null : Number(raw);
+    }
+    if (Object.keys(hookChange).length) change.hook = hookChange;
+    if (!Object.keys(change).length) return toast("Nothing changed");
+    saveServer(change);
+  } },
+  h("h3", {}, "Saved over the environment"),
+  h("p", { class: "empty" }, "Saved in .ragdown-server.json in the docs dir: in effect at once and after a restart, until you give a setting back to its variable."),
+  rows, hooks,
+  h("div", {}, h("button", { class: "primary", type: "submit" }, "Save server settings")));
+  return form;
+}
+
+async function saveServer(change) {
+  try {
+    await api("PATCH", "/api/settings", change);
+    toast(change.embedder ? "Saved; the index is being rebuilt with the new embedder" : "Saved");
+    settingsPage();
+  } catch (error) {
+    toast(error.message);
+  }
 }
 
 function usageSection(usage) {
