@@ -255,3 +255,40 @@ def test_the_routes_need_the_admin_token_and_writes_a_writable_server(make_serve
         assert http.get("/api/doc", params={"path": "ops/backups.md"}).status_code == 200
     assert (read_only.docs / "ops" / "backups.md").exists()
     assert not (read_only.docs / "ops" / "x.md").exists()
+
+
+def test_a_document_renders_with_links_resolved_and_its_backlinks(served: Served) -> None:
+    (served.docs / "ops" / "img").mkdir()
+    (served.docs / "ops" / "img" / "plan.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (served.docs / "ops" / "db" / "vacuum.md").write_text(
+        "# Vacuum\n\nSee [[backups#Restore|the restore]] and [[nowhere]].\n\n![[plan.png]]\n\n"
+        "<script>alert(1)</script>\n",
+        encoding="utf-8",
+    )
+    served.engine.sync()
+    with served.admin() as http:
+        vacuum = http.get("/api/render", params={"path": "ops/db/vacuum.md"}).json()
+        backups = http.get("/api/render", params={"path": "ops/backups.md"}).json()
+    html = vacuum["html"]
+    assert '<a class="wikilink" href="#/doc/ops/backups.md#restore"' in html
+    assert 'class="wikilink missing"' in html
+    assert 'data-src="ops/img/plan.png"' in html
+    assert "<script" not in html
+    assert " src=" not in html  # images load through the API with the token, never straight
+    assert vacuum["headings"] == [{"level": 1, "text": "Vacuum", "id": "vacuum", "line": 1}]
+    assert [b["path"] for b in backups["backlinks"]] == ["ops/db/vacuum.md"]
+    assert backups["tags"] == ["db", "ops"]
+
+
+def test_a_preview_renders_unsaved_text_and_writes_nothing(served: Served) -> None:
+    before = (served.docs / "ops" / "cache.md").read_bytes()
+    with served.admin() as http:
+        preview = http.post("/api/preview", json={"path": "ops/cache.md", "text": "# Draft\n\n[[backups]]\n"})
+        big = http.post("/api/preview", json={"path": "ops/cache.md", "text": "x" * (4 * 1024 * 1024)})
+        bad = http.post("/api/preview", json={"path": "ops/cache.md"})
+        escape = http.post("/api/preview", json={"path": "../x.md", "text": "# x"})
+    assert preview.status_code == 200
+    assert '<a class="wikilink" href="#/doc/ops/backups.md"' in preview.json()["html"]
+    assert (big.status_code, bad.status_code, escape.status_code) == (413, 400, 400)
+    assert bad.json()["error"] == "text is required"
+    assert (served.docs / "ops" / "cache.md").read_bytes() == before

@@ -114,7 +114,7 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
         raise Refusal(409, f"already exists: {to_rel}")
 
     moved = _mover(from_path, to_path, is_folder)
-    documents, attachments = _list_files(root)
+    documents, attachments = folder_files(root)
     if not is_folder and from_path not in documents:
         documents.append(from_path)
     for path in (*documents, *attachments):
@@ -224,7 +224,7 @@ def _read_text(root: Root, path: str) -> tuple[bytes, str] | None:
         return None
 
 
-def _list_files(root: Root) -> tuple[list[str], list[str]]:
+def folder_files(root: Root) -> tuple[list[str], list[str]]:
     """The folder's documents and attachments, skipping what the indexer skips
     (docs/design.md#listing-files)."""
     documents: list[str] = []

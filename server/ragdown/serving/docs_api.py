@@ -21,6 +21,7 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.documents.move import folder_files
 from ragdown.documents.paths import check_path, is_markdown
 from ragdown.documents.writes import delete_document, save
 from ragdown.editing import Place, backlinks_of, indexed, moved
@@ -124,6 +125,8 @@ def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
         found = resolve_wikilink(index, target, inside)
         return None if found is None or found.path is None else (f"{folder}/{found.path}", found.anchor)
 
+    with_files: list[LinkIndex] = []  # the folder walked once, on the first name not found by path
+
     def attachment(target: str) -> str | None:
         for candidate in (posixpath.join(posixpath.dirname(inside), target), target):
             try:
@@ -133,7 +136,14 @@ def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
                 continue
             if info is not None and stat.S_ISREG(info.st_mode):
                 return f"{folder}/{checked.relative}"
-        return None
+        if "/" in target:
+            return None
+        # `![[plan.png]]` names a file anywhere in the folder, as Obsidian's embeds do.
+        if not with_files:
+            documents, attachments = folder_files(root)
+            with_files.append(LinkIndex(documents, {}, attachments))
+        found = with_files[0].lookup(target, inside)
+        return None if found is None else f"{folder}/{found}"
 
     return render_markdown(text, folder=folder, resolve=resolve, attachment=attachment)
 
