@@ -28,6 +28,17 @@ from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.serving.http import RagdownApp, create_app
 
+# An MCP initialize request, for checking whether an endpoint is there at all.
+MCP_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 TOKEN = "test-token-1234"
 ADMIN_TOKEN = "test-admin-token-5678"
 

@@ -9,18 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.serving.conftest import Served
-
-MCP_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+from tests.serving.conftest import MCP_INIT, Served
 
 
 def test_the_usage_summary_follows_what_was_searched_and_read(make_served: Callable[..., Served]) -> None:

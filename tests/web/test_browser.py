@@ -12,21 +12,10 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.serving.conftest import TOKEN, Served
+from tests.serving.conftest import MCP_INIT, TOKEN, Served
 from tests.web.conftest import sign_in
 
 pytestmark = pytest.mark.slow
-
-MCP_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def test_a_wrong_token_is_refused_and_the_right_one_shows_the_folders(page: Page, shots: Path) -> None:

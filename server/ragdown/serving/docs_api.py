@@ -186,47 +186,45 @@ def docs_router(access: ApiAccess) -> APIRouter:
         ]
         return {"docs": listed}
 
-    @router.get("/doc")
-    def read_doc(path: str) -> dict[str, Any]:
-        engine = current()
+    def opened(engine: Engine, path: str) -> tuple[str, str, bytes, dict[str, Any]]:
+        """A document read from disk: its folder, path inside it, bytes, and what the index says."""
         folder, inside = split_folder(engine, path, markdown=True)
         shown = f"{folder}/{inside}"
         data = files.read_file(Root(engine.docs_dir), (folder, *inside.split("/")), display=path)
         if data is None:
             raise Refusal(404, f"no such document: {shown}")
         entry = engine.documents().get(shown)
+        return (
+            folder,
+            inside,
+            data,
+            {
+                "path": shown,
+                "hash": file_hash(data),
+                "title": entry.title if entry else inside.rsplit("/", 1)[-1],
+                "tags": entry.tags if entry else [],
+                "aliases": entry.aliases if entry else [],
+                "indexed": entry is not None,
+            },
+        )
+
+    @router.get("/doc")
+    def read_doc(path: str) -> dict[str, Any]:
+        _folder, _inside, data, described = opened(current(), path)
         text = data.decode("utf-8", errors="replace")
-        return {
-            "path": shown,
-            "text": text.replace("\r\n", "\n"),
-            "hash": file_hash(data),
-            "crlf": "\r\n" in text,
-            "title": entry.title if entry else inside.rsplit("/", 1)[-1],
-            "tags": entry.tags if entry else [],
-            "aliases": entry.aliases if entry else [],
-            "indexed": entry is not None,
-        }
+        return {**described, "text": text.replace("\r\n", "\n"), "crlf": "\r\n" in text}
 
     @router.get("/render")
     def render(path: str) -> dict[str, Any]:
         engine = current()
-        folder, inside = split_folder(engine, path, markdown=True)
-        shown = f"{folder}/{inside}"
-        data = files.read_file(Root(engine.docs_dir), (folder, *inside.split("/")), display=path)
-        if data is None:
-            raise Refusal(404, f"no such document: {shown}")
-        entry = engine.documents().get(shown)
+        folder, inside, data, described = opened(engine, path)
         try:
             linking = backlinks_of(place_of(engine, folder), inside)["backlinks"]
         except Refusal:  # not indexed (yet): nothing links to it as far as the index knows
             linking = []
         assert isinstance(linking, list)
         return {
-            "path": shown,
-            "hash": file_hash(data),
-            "title": entry.title if entry else inside.rsplit("/", 1)[-1],
-            "tags": entry.tags if entry else [],
-            "aliases": entry.aliases if entry else [],
+            **described,
             "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
             **rendered_json(rendered(engine, folder, inside, data.decode("utf-8", errors="replace"))),
         }
