@@ -14,7 +14,9 @@ from ragdown.errors import Refusal
 
 PAGE_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        # style-src-attr: the renderer's table cells keep `text-align` (the sanitiser allows nothing else).
+        "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
+        "img-src 'self' blob: data:; "
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
