@@ -136,6 +136,20 @@ def test_front_matter_tags(front: list[str], expected: list[str]) -> None:
         ("``#double`` and ``a ` #inner`` #after", ["after"]),
         ("text `x` #between `y`", ["between"]),
         ("unclosed ` #tick", ["tick"]),
+        # Link reference definitions (mdBook's `[summary]: #summary`): their destination is no tag,
+        # as Obsidian, which hides them, does not show one.
+        ("[summary]: #summary", []),
+        ("   [motivation]: #motivation", []),
+        ('[a]: https://x/#frag "title #not"', []),
+        ("    [code]: #indented-code", []),
+        ("text [summary]: #summary", ["summary"]),  # not a definition: it does not start the line
+        ("[summary] #summary", ["summary"]),  # no colon: a bracket and a tag
+        # A heading's trailing attribute block is no tag; the heading's own tags are.
+        ("## Summary { #summary }", []),
+        ("## Summary {#summary .wide}", []),
+        ("## Setup #ops {: #setup }", ["ops"]),
+        ("## Use {braces} #real", ["real"]),
+        ("Paragraph { #not-a-heading }", ["not-a-heading"]),
         # Indented code: four spaces or a tab.
         ("    #indented", []),
         ("\t#tabbed", []),

@@ -3,9 +3,27 @@ appends."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ragdown.documents.lines import BOM, FenceTracker, match_heading, split_lines
+
+# A trailing `{#id}` / `{: #id .class key=value}` on a heading: an attribute block (Pandoc, mdBook,
+# markdown-it-attrs), neither text nor tags. Matched from the last `{` only, so a heading full of
+# braces costs one pass.
+_HEADING_ATTRS_RE = re.compile(r"\{:?\s*([^{}]*)\}\s*")
+_ATTR_WORD_RE = re.compile(r"[#.][\w\-:.]+|[\w\-]+=[^\s{}]+")
+
+
+def split_attributes(heading: str) -> tuple[str, list[str]]:
+    """A heading's text without its trailing attribute block, and the block's words (`#id`, `.class`,
+    `key=value`); the text as it is and no words when there is none (`# Use {braces}` is text)."""
+    start = heading.rfind("{")
+    match = _HEADING_ATTRS_RE.fullmatch(heading, start) if start >= 0 else None
+    words = match.group(1).split() if match else []
+    if not words or not all(_ATTR_WORD_RE.fullmatch(word) for word in words):
+        return heading, []
+    return heading[:start].rstrip(), words
 
 
 def heading_range_in_lines(lines: Sequence[str], anchor: str) -> tuple[int, int] | None:

@@ -8,11 +8,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ragdown.documents.lines import INLINE_CODE_RE, FenceTracker
+from ragdown.documents.headings import split_attributes
+from ragdown.documents.lines import INLINE_CODE_RE, FenceTracker, match_heading
 
 _TAG_BODY_RE = re.compile(r"^[\w\-/]+$")
 _INLINE_TAG_RE = re.compile(r"(?:^|\s)#([\w\-/]+)")
 _INDENTED_CODE_RE = re.compile(r"^( {4}|\t)")
+# `[summary]: #summary`: a link reference definition, whose destination is no tag (CommonMark 4.7).
+_LINK_DEFINITION_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*\S")
 FRONT_MATTER_SPLIT = re.compile(r"[\s,]+")
 
 
@@ -30,12 +33,15 @@ def normalise_tag(raw: str) -> str | None:
 
 
 def inline_tags(lines: list[str], body_start: int) -> list[str]:
-    """Candidate tags in the body: not in fences, indented code or inline code spans."""
+    """Candidate tags in the body: not in fences, indented code or inline code spans, not in link
+    reference definitions, and not in a heading's trailing attribute block (`## Summary { #summary }`)."""
     found: list[str] = []
     fence = FenceTracker()
     for line in lines[body_start:]:
-        if fence.feed(line) or fence.open or _INDENTED_CODE_RE.match(line):
+        if fence.feed(line) or fence.open or _INDENTED_CODE_RE.match(line) or _LINK_DEFINITION_RE.match(line):
             continue
+        if match_heading(line) is not None:
+            line = split_attributes(line.rstrip())[0]
         prose = INLINE_CODE_RE.sub(" ", line)
         found.extend(match.group(1) for match in _INLINE_TAG_RE.finditer(prose))
     return found

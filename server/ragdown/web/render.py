@@ -28,6 +28,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from ragdown.documents.frontmatter import read_front_matter
+from ragdown.documents.headings import split_attributes
 from ragdown.documents.lines import split_lines
 from ragdown.documents.links import _WIKILINK_RE, parse_wikilink
 from ragdown.documents.paths import MARKDOWN_RE
@@ -64,10 +65,6 @@ _SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 _SLUG_DROP_RE = re.compile(r"[^\w\- ]")
 # The project's tag characters (documents/tags.py); normalise_tag decides what is a tag.
 _TAG_RUN_RE = re.compile(r"#([\w\-/]+)")
-# A trailing `{#id}` / `{: #id .class key=value}` on a heading: an attribute block, not text or tags.
-# Matched from the last `{` only, so a long heading full of braces costs one pass.
-_HEADING_ATTRS_RE = re.compile(r"\{:?\s*([^{}]*)\}\s*")
-_ATTR_WORD_RE = re.compile(r"[#.][\w\-:.]+|[\w\-]+=[^\s{}]+")
 _WHITESPACE_RE = re.compile(r"\s+")
 
 MISSING_DOCUMENT = "no document by that name"
@@ -215,12 +212,10 @@ def _heading_attributes(state: StateCore) -> None:
         if token.type != "heading_open":
             continue
         inline = tokens[index + 1]
-        start = inline.content.rfind("{")
-        match = _HEADING_ATTRS_RE.fullmatch(inline.content, start) if start >= 0 else None
-        words = match.group(1).split() if match else []
-        if not words or not all(_ATTR_WORD_RE.fullmatch(word) for word in words):
+        text, words = split_attributes(inline.content)
+        if not words:
             continue  # `# Use {braces}` is text
-        inline.content = inline.content[:start].rstrip()
+        inline.content = text
         ids = [word[1:] for word in words if word.startswith("#")]
         if ids:
             token.meta["custom_id"] = ids[-1]
