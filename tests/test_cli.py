@@ -22,7 +22,7 @@ def test_index_then_search_as_real_processes(docs: Path, data_dir: Path, write: 
     indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
     assert indexed.returncode == 0, indexed.stderr
     report = json.loads(indexed.stdout)
-    assert list(report) == ["added", "updated", "removed", "unchanged", "chunks", "ms", "failed"]
+    assert list(report) == ["added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed"]
     assert (report["added"], report["chunks"], report["failed"]) == (2, 2, [])
 
     found = run_cli("search", str(docs), "redis eviction", "--data-dir", str(data_dir), "--top-k", "1")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands th
     from ragdown.indexing.sync import SyncProgress, SyncReport
     from ragdown.search.hybrid import Hit
 
-REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "ms", "failed")
+REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed")
 HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0

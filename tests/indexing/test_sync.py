@@ -100,6 +100,7 @@ def test_the_report_has_the_documented_fields(syncer: Syncer, write: WriteDoc) -
         "removed",
         "unchanged",
         "chunks",
+        "reused",
         "ms",
         "failed",
         "at",

@@ -27,6 +27,7 @@ from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, list_markdown_files
 from ragdown.indexing.rows import PendingFile, build_rows
 from ragdown.indexing.store import ChunkStore, FileState
+from ragdown.indexing.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class SyncReport(BaseModel):
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
+    # Chunks whose vector came from the index instead of the embedder (docs/design.md#embedding-cache).
+    reused: int = 0
     ms: int = 0
     failed: list[FailedFile] = Field(default_factory=list)
     at: str = ""
@@ -89,6 +92,7 @@ class _Run:
         self.total = total
         self.progress = progress
         self.started = time.perf_counter()
+        self.cache: VectorCache | None = None  # built when this run first has something to embed
 
     def flush(self) -> None:
         store, embedder = self.syncer.store, self.syncer.embedder
@@ -116,12 +120,28 @@ class _Run:
             )
 
     def _embed(self, batch: list[PendingFile], embedder: Embedder) -> tuple[list[PendingFile], np.ndarray]:
-        """Embed the whole batch; if that fails, file by file so one bad file fails alone."""
+        """Embed the whole batch, each text the index already holds a vector for taken from there; if
+        that fails, file by file so one bad file fails alone."""
         texts = [t for pending in batch for t in pending.embedding_texts()]
+        if not texts:
+            return batch, np.zeros((0, embedder.dim), dtype=np.float32)
+        if self.cache is None:
+            self.cache = VectorCache(self.syncer.cache_sources())
+        found = [self.cache.get(text) for text in texts]
+        missing = [i for i, vector in enumerate(found) if vector is None]
         try:
-            return batch, embedder.embed(texts, "document") if texts else np.zeros((0, embedder.dim))
+            fresh = embedder.embed([texts[i] for i in missing], "document") if missing else None
         except Exception:
             log.warning("embedding a batch of %d files failed; retrying file by file", len(batch))
+        else:
+            vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+            for i, vector in enumerate(found):
+                if vector is not None:
+                    vectors[i] = vector
+            if fresh is not None:
+                vectors[missing] = fresh
+            self.report.reused += len(texts) - len(missing)
+            return batch, vectors
         kept: list[PendingFile] = []
         parts: list[np.ndarray] = []
         for pending in batch:
@@ -149,6 +169,9 @@ class Syncer:
         self.after_sync: Callable[[SyncReport], None] | None = None
         self.store = store
         self.embedder = embedder
+        # The tables whose vectors a run may reuse: by default the one it writes; the engine adds the
+        # table a rebuild replaces when that one holds the same model's vectors.
+        self.cache_sources: Callable[[], list[ChunkStore]] = lambda: [self.store]
         self.last_sync: SyncReport | None = None
         self._lock = threading.Lock()
         self._running: Future[SyncReport] | None = None
