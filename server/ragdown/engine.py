@@ -143,7 +143,7 @@ class Engine:
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.index.store, embedder, folders_only=folders_mode)
         self.syncer.after_sync = self._after_sync
-        self.syncer.cache_sources = self.index.vector_sources
+        self.syncer.previous_vectors = self.index.previous_vectors
         self.watcher: FolderWatcher | None = None
 
     def _after_sync(self, report: SyncReport) -> None:

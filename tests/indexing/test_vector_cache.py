@@ -92,3 +92,19 @@ def test_vectors_are_never_reused_across_models(tmp_path: Path) -> None:
         assert np.isfinite(np.array(list(vectors_by_text(engine).values()))).all()
     finally:
         engine.close()
+
+
+def test_a_text_repeated_across_new_files_is_embedded_once(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    footer = "## License\n\nApache-2.0, see the LICENSE file at the top of the repository.\n"
+    for number in range(30):
+        (docs / f"page-{number}.md").write_text(f"# Page\n\n{footer}", encoding="utf-8")
+    engine = Engine(docs, tmp_path / "data", HashEmbedder(), source="hash", watch=False)
+    try:
+        report = engine.sync()
+        distinct = len(set(vectors_by_text(engine)))
+        assert (report.chunks, distinct) == (30, 1)  # a small page is one chunk: one text in all
+        assert report.reused == 29
+    finally:
+        engine.close()

@@ -49,17 +49,15 @@ class ActiveIndex:
         """The table and embedder a search uses now: the previous pair while a rebuild fills the new."""
         return self._searched or (self.store, self.embedder)
 
-    def vector_sources(self) -> list[ChunkStore]:
-        """The tables whose vectors a sync may reuse (docs/design.md#embedding-cache): the one being
-        written, and during a rebuild the one it replaces when its model is the same (same name and
-        file digest), so a full rebuild or a new chunk size re-embeds only what changed."""
-        sources = [self.store]
+    def previous_vectors(self) -> ChunkStore | None:
+        """During a rebuild, the table it replaces when the same model built it (same name, file digest
+        and dimension), whose vectors a sync may reuse (docs/design.md#embedding-cache)."""
         previous = self._searched
-        if previous is not None and previous[0] is not self.store:
-            old, new = previous[0].meta, self.store.meta
-            if (old.embedder, old.model_sha256, old.dim) == (new.embedder, new.model_sha256, new.dim):
-                sources.append(previous[0])
-        return sources
+        if previous is None or previous[0] is self.store:
+            return None
+        old, new = previous[0].meta, self.store.meta
+        same = (old.embedder, old.model_sha256, old.dim) == (new.embedder, new.model_sha256, new.dim)
+        return previous[0] if same else None
 
     def rebuild_beside(self) -> ChunkStore:
         """Start a fresh table beside the current one, which keeps answering searches; the caller

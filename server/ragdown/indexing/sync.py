@@ -92,7 +92,18 @@ class _Run:
         self.total = total
         self.progress = progress
         self.started = time.perf_counter()
-        self.cache: VectorCache | None = None  # built when this run first has something to embed
+        self.cache: VectorCache | None = None  # made when this run first changes anything
+
+    def vectors(self) -> VectorCache:
+        """This run's cache, with the rows of what it is about to remove or rewrite read in."""
+        if self.cache is None:
+            self.cache = VectorCache()
+            previous = self.syncer.previous_vectors()
+            if previous is not None:
+                self.cache.add_table(previous)
+        rewritten = [pending.doc.path for pending in self.batch if not pending.is_new]
+        self.cache.add_paths(self.syncer.store, [*self.removed, *rewritten])
+        return self.cache
 
     def flush(self) -> None:
         store, embedder = self.syncer.store, self.syncer.embedder
@@ -123,23 +134,26 @@ class _Run:
         """Embed the whole batch, each text the index already holds a vector for taken from there; if
         that fails, file by file so one bad file fails alone."""
         texts = [t for pending in batch for t in pending.embedding_texts()]
+        cache = self.vectors()  # before the rows it reads are replaced, even with nothing to embed
         if not texts:
             return batch, np.zeros((0, embedder.dim), dtype=np.float32)
-        if self.cache is None:
-            self.cache = VectorCache(self.syncer.cache_sources())
-        found = [self.cache.get(text) for text in texts]
-        missing = [i for i, vector in enumerate(found) if vector is None]
+        found = [cache.get(text) for text in texts]
+        # Each text the index lacks is embedded once, however often the batch repeats it.
+        missing = list(
+            dict.fromkeys(text for text, vector in zip(texts, found, strict=True) if vector is None)
+        )
         try:
-            fresh = embedder.embed([texts[i] for i in missing], "document") if missing else None
+            fresh = embedder.embed(missing, "document") if missing else None
         except Exception:
             log.warning("embedding a batch of %d files failed; retrying file by file", len(batch))
         else:
+            for text, vector in zip(missing, fresh if fresh is not None else [], strict=True):
+                cache.put(text, vector)
             vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-            for i, vector in enumerate(found):
-                if vector is not None:
-                    vectors[i] = vector
-            if fresh is not None:
-                vectors[missing] = fresh
+            for row, text in enumerate(texts):
+                vector = cache.get(text)
+                assert vector is not None  # found, or just embedded and put
+                vectors[row] = vector
             self.report.reused += len(texts) - len(missing)
             return batch, vectors
         kept: list[PendingFile] = []
@@ -169,9 +183,9 @@ class Syncer:
         self.after_sync: Callable[[SyncReport], None] | None = None
         self.store = store
         self.embedder = embedder
-        # The tables whose vectors a run may reuse: by default the one it writes; the engine adds the
-        # table a rebuild replaces when that one holds the same model's vectors.
-        self.cache_sources: Callable[[], list[ChunkStore]] = lambda: [self.store]
+        # During a rebuild, the table being replaced when the same model built it (the engine says):
+        # its vectors are reused rather than computed again (docs/design.md#embedding-cache).
+        self.previous_vectors: Callable[[], ChunkStore | None] = lambda: None
         self.last_sync: SyncReport | None = None
         self._lock = threading.Lock()
         self._running: Future[SyncReport] | None = None

@@ -1,10 +1,13 @@
 """Vectors already in the index, by the exact text they embed (docs/design.md#embedding-cache).
 
 A chunk is embedded from its breadcrumb and text only (`documents.chunks.embedding_text`), never its
-path, so a moved or renamed file, a document rebuilt into a new table with the same model, or a
-section repeated in many files embeds to the vector some row already holds. A sync looks each text
-up here first and embeds only the texts no row has. The cache is built from the tables when a sync
-first has something to embed and dropped when the sync ends: nothing is held between syncs.
+path, so a moved or renamed file, a document rebuilt into a new table with the same model, an edited
+file's unchanged sections, or a section repeated across a batch embed to a vector the index or the
+batch already has. A sync looks each text up here first and embeds only what is new.
+
+What is read is bounded by what the sync touches: the rows of the files it removes or rewrites (read
+before they are deleted), and during a rebuild, the whole table being replaced (the rebuild would
+embed all of it otherwise). Nothing is held between syncs.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from ragdown.documents.chunks import embedding_text
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.store import ChunkStore, sql_in
+
+_COLUMNS = ["title", "heading", "text", "vector"]
+# Paths per query: keeps each filter a reasonable size.
+_PATHS_PER_SCAN = 256
 
 
 def text_key(text: str) -> bytes:
@@ -24,22 +32,37 @@ def text_key(text: str) -> bytes:
 
 
 class VectorCache:
-    """Text → vector from `stores`, which must hold vectors of the embedder now in use."""
+    """Text → vector, filled from tables holding vectors of the embedder now in use."""
 
-    def __init__(self, stores: Iterable[ChunkStore]) -> None:
+    def __init__(self) -> None:
         self._vectors: dict[bytes, npt.NDArray[np.float32]] = {}
-        for store in stores:
-            rows = store.chunks(["title", "heading", "text", "vector"], "")
-            if rows.num_rows == 0:
-                continue
-            vectors = np.asarray(rows.column("vector").combine_chunks().flatten(), dtype=np.float32)
-            matrix = vectors.reshape(rows.num_rows, -1)
-            columns = (rows.column(name).to_pylist() for name in ("title", "heading", "text"))
-            for row, (title, heading, text) in enumerate(zip(*columns, strict=True)):
-                self._vectors.setdefault(text_key(embedding_text(title, heading, text)), matrix[row])
+        self._scanned: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._vectors)
 
     def get(self, text: str) -> npt.NDArray[np.float32] | None:
         return self._vectors.get(text_key(text))
+
+    def put(self, text: str, vector: npt.NDArray[np.float32]) -> None:
+        self._vectors.setdefault(text_key(text), vector)
+
+    def add_table(self, store: ChunkStore) -> None:
+        """Every row of `store` (a rebuild's previous table)."""
+        self._add(store.chunks(_COLUMNS, ""))
+
+    def add_paths(self, store: ChunkStore, paths: Iterable[str]) -> None:
+        """The rows of `paths` not read yet, before the sync deletes or replaces them."""
+        wanted = sorted(set(paths) - self._scanned)
+        self._scanned.update(wanted)
+        for start in range(0, len(wanted), _PATHS_PER_SCAN):
+            self._add(store.chunks(_COLUMNS, sql_in("path", wanted[start : start + _PATHS_PER_SCAN])))
+
+    def _add(self, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        matrix = np.asarray(rows.column("vector").combine_chunks().flatten(), dtype=np.float32)
+        matrix = matrix.reshape(rows.num_rows, -1)
+        columns = (rows.column(name).to_pylist() for name in ("title", "heading", "text"))
+        for row, (title, heading, text) in enumerate(zip(*columns, strict=True)):
+            self.put(embedding_text(title, heading, text), matrix[row])
