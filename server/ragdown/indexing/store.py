@@ -2,6 +2,8 @@
 
 `LANCE_CPU_THREADS` is set (to at least 2, unless the user set it) before lancedb is imported:
 lance's thread pool with fewer than two threads deadlocks building a full-text index on small hosts.
+lancedb itself is imported when a table is first opened, not with this module: it takes ~1.4 s
+(most of it its namespace client), which `ragdown stdio` must not spend before its MCP handshake.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import FTS, IvfFlat
 
 from ragdown.errors import UnavailableError
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
+
+if TYPE_CHECKING:
+    import lancedb
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,8 @@ def set_cache_limits(index_mb: int, metadata_mb: int) -> None:
 
 def lance_session() -> lancedb.Session:
     global _session
+    import lancedb
+
     with _session_lock:
         if _session is None:
             index_mb, metadata_mb = _cache_limits_mb
@@ -163,6 +168,8 @@ class ChunkStore:
             self._remove_leftovers(recorded)
 
     def _connect(self) -> Any:
+        import lancedb
+
         return lancedb.connect(
             self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0), session=lance_session()
         )
@@ -191,6 +198,8 @@ class ChunkStore:
             self.meta = self.meta.model_copy(update={"lance_dir": self.lance_dir})
             self.db = self._connect()
         table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim), exist_ok=False)
+        from lancedb.index import FTS
+
         table.create_index("search_text", config=FTS())
         if not self.building:
             write_meta(self.data_dir, self.meta)
@@ -375,6 +384,8 @@ class ChunkStore:
                 "vector" in columns for columns in self.list_index_columns()
             ):
                 try:
+                    from lancedb.index import IvfFlat
+
                     self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
                 except Exception:  # a missing vector index only costs speed
                     log.exception("could not build the vector index; searches use a flat scan")
