@@ -80,9 +80,9 @@ def in_effect(environment: ServerSettings, saved: Mapping[str, Any]) -> ServerSe
     return environment.model_copy(update={k: v for k, v in saved.items() if k in SAVED_KEYS})
 
 
-def save_changes(docs_dir: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply `changes` (a value, or `null` to clear it; `hook` key by key) to the saved file and
-    return what it holds now. Everything is validated before anything is written."""
+def merged(docs_dir: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """What the saved file would hold with `changes` (a value, or `null` to clear it; `hook` key by
+    key) applied, every value checked (400 for the first that fails); nothing is written."""
     current = read_json_object(Root(docs_dir), SERVER_CONFIG)
     updated = dict(current)
     for key, value in changes.items():
@@ -98,6 +98,18 @@ def save_changes(docs_dir: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
             updated.pop(key, None)
         else:
             updated[key] = check_value(key, value)
-    data = (json.dumps(updated, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return updated
+
+
+def write_saved(docs_dir: Path, saved: Mapping[str, Any]) -> None:
+    """The saved file, written whole through the docs dir's no-symlink walk."""
+    data = (json.dumps(saved, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     files.update(Root(docs_dir), (SERVER_CONFIG,), lambda _current: data, display=SERVER_CONFIG)
+
+
+def save_changes(docs_dir: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply `changes` to the saved file and return what it holds now; everything is checked before
+    anything is written."""
+    updated = merged(docs_dir, changes)
+    write_saved(docs_dir, updated)
     return updated

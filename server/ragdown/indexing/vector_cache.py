@@ -38,9 +38,6 @@ class VectorCache:
         self._vectors: dict[bytes, npt.NDArray[np.float32]] = {}
         self._scanned: set[str] = set()
 
-    def __len__(self) -> int:
-        return len(self._vectors)
-
     def get(self, text: str) -> npt.NDArray[np.float32] | None:
         return self._vectors.get(text_key(text))
 

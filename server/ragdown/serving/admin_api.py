@@ -7,17 +7,16 @@ loose at the top of the docs dir."""
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from starlette.concurrency import run_in_threadpool
 
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
-from ragdown.folders.manage import merge_hook
 from ragdown.folders.registry import loose_markdown
-from ragdown.folders.saved import SAVED_KEYS, check_value, in_effect, read_saved, save_changes
+from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
 from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders import EmbedderError
+from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_object
 
@@ -44,20 +43,15 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
     def settings() -> dict[str, Any]:
         return described(access.current())
 
-    @router.patch("/settings")
-    async def change(request: Request) -> dict[str, Any]:
-        changes = await read_json_object(request)
-        return await run_in_threadpool(apply, changes)
+    async def settings_body(request: Request) -> dict[str, Any]:
+        return await read_json_object(request)
 
-    def apply(changes: dict[str, Any]) -> dict[str, Any]:
+    @router.patch("/settings")
+    def change(changes: Annotated[dict[str, Any], Depends(settings_body)]) -> dict[str, Any]:
         engine = access.writable()
         if not changes:
             raise Refusal(400, f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
-        for key, value in changes.items():  # every value checked before anything changes
-            if key == "hook":
-                merge_hook(value, {})
-            elif value is not None or key not in SAVED_KEYS:
-                check_value(key, value)
+        saved = merged(engine.docs_dir, changes)  # every value checked before anything changes
         if "embedder" in changes:
             name = changes["embedder"] or environment.embedder
             if name is not None:
@@ -67,15 +61,19 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
                     raise Refusal(
                         400, f"the embedder {name} cannot be loaded, so nothing changed: {error}"
                     ) from None
-        save_changes(engine.docs_dir, changes)
+        write_saved(engine.docs_dir, saved)
         engine.apply_settings(in_effect(environment, read_saved(engine.docs_dir)))
         return described(engine)
+
+    def query_log(engine: Engine) -> QueryLog:
+        """The engine's log, or one at the same place when logging is off (what is there is shown)."""
+        return engine.query_log or QueryLog(engine.query_log_path)
 
     @router.get("/query-log")
     def usage() -> dict[str, Any]:
         engine = access.current()
-        path = engine.query_log_path
-        summary = summarise(events([path.with_name(path.name + ".1"), path]), engine.embedder.min_score)
+        log = query_log(engine)
+        summary = summarise(events([log.rotated_path, log.path]), engine.embedder.min_score)
         return {
             "enabled": engine.query_log is not None,
             "min_score": engine.embedder.min_score,
@@ -85,15 +83,7 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
     @router.delete("/query-log")
     def clear() -> dict[str, Any]:
         """Emptied on a read-only server too: the log is the server's, not a document."""
-        engine = access.current()
-        if engine.query_log is not None:
-            engine.query_log.clear()
-        else:
-            for path in (
-                engine.query_log_path,
-                engine.query_log_path.with_name(engine.query_log_path.name + ".1"),
-            ):
-                path.unlink(missing_ok=True)
+        query_log(access.current()).clear()
         return {"cleared": True}
 
     @router.delete("/loose")

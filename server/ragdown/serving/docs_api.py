@@ -92,7 +92,7 @@ def place_of(engine: Engine, folder: str) -> Place:
     return Place(engine, Scope(folder))
 
 
-def entry_json(path: str, entry: Any, size: int | None = None) -> dict[str, Any]:
+def entry_json(path: str, entry: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "path": path,
         "folder": path.split("/", 1)[0],
@@ -108,8 +108,6 @@ def entry_json(path: str, entry: Any, size: int | None = None) -> dict[str, Any]
             data[key] = getattr(entry, key)
     if entry.superseded_by:
         data["superseded_by"] = entry.superseded_by
-    if size is not None:
-        data["size"] = size
     return data
 
 
