@@ -39,6 +39,13 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
         time.sleep(0.2)
 
 
+def wait_synced(primary: Proc, files: int = 1) -> None:
+    """The primary has indexed `files` documents and its sync has ended."""
+    wait_for(
+        lambda: primary.status()["files"] == files and not primary.status()["syncing"], what="the primary"
+    )
+
+
 def ops_folder(tmp_path: Path, documents: dict[str, str]) -> Path:
     """`<tmp>/docs` holding the MCP folder `ops` with `documents` (name -> text)."""
     docs = tmp_path / "docs"
@@ -87,7 +94,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[Proc, Proc, Path]]:
         "# Redis\n\n## Eviction\n\nRedis evicts keys.\n\n## Memory\n\nRedis memory use.\n", encoding="utf-8"
     )
     primary = Proc(docs, tmp_path / "data")
-    wait_for(lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary")
+    wait_synced(primary)
     reader = Proc(docs, tmp_path / "data")
     wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
     try:
@@ -205,9 +212,7 @@ async def test_a_reader_follows_the_primary_to_another_embedder(tmp_path: Path) 
     reader: Proc | None = None
     replacement: Proc | None = None
     try:
-        wait_for(
-            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
-        )
+        wait_synced(primary)
         reader = Proc(docs, data, RAGDOWN_TAKEOVER_S="1000")
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         assert json.loads(await reader.call("ragdown_stats", {}))["embedder"] == "hash-384"
@@ -294,9 +299,7 @@ async def test_cluster_roles_reach_the_primary_over_http(tmp_path: Path) -> None
     primary, internal = cluster_primary(docs, data)
     reader: Proc | None = None
     try:
-        wait_for(
-            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
-        )
+        wait_synced(primary)
         assert not (data / "primary.sock").exists()  # in a cluster the primary is reached by URL
         # The internal API is on its own port, with its own token; the public port has none of it.
         public = httpx.get(f"{primary.url}/internal/ping", headers={"Authorization": f"Bearer {TOKEN}"})
@@ -394,9 +397,7 @@ def test_a_reader_degrades_while_its_primary_is_stopped_or_killed(tmp_path: Path
     primary, internal = cluster_primary(docs, data)
     reader: Proc | None = None
     try:
-        wait_for(
-            lambda: primary.status()["files"] == 1 and not primary.status()["syncing"], what="the primary"
-        )
+        wait_synced(primary)
         reader = cluster_reader(docs, data, internal)
         wait_for(lambda: reader.status()["role"] == "reader", what="the reader")
         assert rpc(reader, "ragdown_write", {"path": "before.md", "text": "# Before"})[1] is False
