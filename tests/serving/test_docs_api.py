@@ -223,6 +223,8 @@ def test_no_route_leaves_the_docs_dir_or_follows_a_symlink(served: Served, tmp_p
         ("get", "/api/file", {"path": "ops/link.md"}),
         ("get", "/api/file", {"path": "loose.md"}),
         ("get", "/api/backlinks", {"path": "ops/out/secret.md"}),
+        ("get", "/api/render", {"path": "ops/link.md"}),
+        ("get", "/api/render", {"path": "ops/out/secret.md"}),
         ("delete", "/api/doc", {"path": "ops/link.md"}),
         ("delete", "/api/doc", {"path": "ops/out/secret.md"}),
     ]
