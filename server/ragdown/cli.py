@@ -80,7 +80,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
-    from ragdown.engine import Engine, check_docs_dir, default_data_dir
+    from ragdown.engine import Engine
+    from ragdown.folders.locations import check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
 
@@ -173,8 +174,8 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
     import uvicorn
 
-    from ragdown.engine import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.config import SERVER_CONFIG
+    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.banner import base_url, startup_lines
@@ -341,7 +342,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
     import anyio
 
-    from ragdown.engine import Engine, check_data_dir, check_docs_dir, default_data_dir
+    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.registry import read_folder
     from ragdown.folders.scope import Scope
     from ragdown.indexing.embedders.registry import check_embedder_name
@@ -358,15 +359,18 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 
     def load() -> Engine:
+        from ragdown.engine import Engine
+
         engine = Engine.open(docs, data_dir, embedder, threads=settings.threads, settings=settings)
         engine.start()
+        engine.warm()
         return engine
 
     # The transport connects before the model loads; calls made meanwhile wait for it.
     engine = DeferredEngine(load)
     named = read_folder(docs.parent, docs.name)
     endpoint = Endpoint(
-        engine=cast(Engine, engine),
+        engine=cast("Engine", engine),
         scope=Scope(),
         name=f"ragdown-{docs.name}",
         title=named.title if named else docs.name,

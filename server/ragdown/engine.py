@@ -6,7 +6,6 @@ Every front end (CLI, HTTP, MCP) calls this; none re-implements what it does.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 import time
@@ -20,7 +19,8 @@ from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
-from ragdown.errors import ConfigError, Refusal, UnavailableError
+from ragdown.errors import Refusal, UnavailableError
+from ragdown.folders.locations import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
 from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
@@ -30,7 +30,6 @@ from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.embedders.files import cache_home
 from ragdown.indexing.store import ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
@@ -48,50 +47,6 @@ log = logging.getLogger(__name__)
 FIRST_SYNC_WAIT_S = 30.0
 # A full re-index re-embeds every folder: an agent may ask for one this often, no more.
 FULL_REINDEX_EVERY_S = 600.0
-
-
-class FolderNotFoundError(ConfigError, ValueError):
-    """The docs folder does not exist or is not a directory."""
-
-
-class DataDirError(ConfigError, ValueError):
-    """The data dir cannot hold an index (a file, or inside the folder it indexes)."""
-
-
-def check_docs_dir(docs_dir: Path) -> Path:
-    if not docs_dir.exists():
-        raise FolderNotFoundError(f"the folder {docs_dir} does not exist; pass a directory of Markdown files")
-    if not docs_dir.is_dir():
-        raise FolderNotFoundError(f"{docs_dir} is a file, not a folder; pass the directory that holds it")
-    if docs_dir.is_symlink():
-        raise FolderNotFoundError(
-            f"{docs_dir} is a symlink; pass the real directory (symlinks are not followed)"
-        )
-    return docs_dir.resolve()
-
-
-def check_data_dir(data_dir: Path, docs_dir: Path) -> Path:
-    """Refuse a data dir that is a file, or that sits inside the docs folder outside a dot-folder
-    (the index's own files would then wake the watcher after every write)."""
-    resolved = data_dir.resolve()
-    if resolved.exists() and not resolved.is_dir():
-        raise DataDirError(f"the data dir {data_dir} is a file; pass a directory (it is created if missing)")
-    try:
-        inside = resolved.relative_to(docs_dir.resolve())
-    except ValueError:
-        return resolved
-    if not any(part.startswith(".") for part in inside.parts):
-        raise DataDirError(
-            f"the data dir {data_dir} is inside the folder it indexes; put it elsewhere or in a dot-folder "
-            f"such as {docs_dir / '.ragdown'}"
-        )
-    return resolved
-
-
-def default_data_dir(docs_dir: Path, *, folders_mode: bool = False) -> Path:
-    """`~/.cache/ragdown/<16 hex>`: `serve` (folders) and single-folder modes never share an index."""
-    key = ("folders\0" if folders_mode else "") + str(docs_dir.resolve())
-    return cache_home() / "ragdown" / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 class Engine:
@@ -344,6 +299,15 @@ class Engine:
         if self.watch:
             self.start_watching()
         return first
+
+    def warm(self) -> None:
+        """Load what the first search would (the model's session, the BM25 index, the in-memory
+        vectors) by running one search that nobody logs, so a client's first call is answered at
+        the speed of the others (docs/design.md#start-up). A failure here is the first call's."""
+        try:
+            self.search_outcome("ragdown warm-up", 1)
+        except Exception as error:  # the first real call reports it with the caller's context
+            log.debug("warm-up search failed: %s", error)
 
     @property
     def first_sync_done(self) -> bool:

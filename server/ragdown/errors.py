@@ -16,8 +16,8 @@ Anything else is a bug, logged with its traceback and answered as such.
     │   ├── IndexNotReadyError     the index does not exist yet or needs a rebuild (indexing/store.py)
     │   └── EmbedderError          a model that cannot load, an endpoint that fails (embedders/base.py)
     └── ConfigError                a setting, folder or data dir that cannot work (400)
-        ├── FolderNotFoundError    the docs folder is missing or not a folder (engine.py)
-        ├── DataDirError           the data dir cannot hold an index (engine.py)
+        ├── FolderNotFoundError    the docs folder is missing or not a folder (folders/locations.py)
+        ├── DataDirError           the data dir cannot hold an index (folders/locations.py)
         └── CliError               a command line the CLI refuses (cli.py)
 """
 

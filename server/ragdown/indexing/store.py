@@ -2,8 +2,8 @@
 
 `LANCE_CPU_THREADS` is set (to at least 2, unless the user set it) before lancedb is imported:
 lance's thread pool with fewer than two threads deadlocks building a full-text index on small hosts.
-lancedb itself is imported when a table is first opened, not with this module: it takes ~1.4 s
-(most of it its namespace client), which `ragdown stdio` must not spend before its MCP handshake.
+lancedb itself is imported when a table is first opened, not with this module, and without its
+REST namespace client (ragdown.indexing.lance_import; docs/design.md#start-up).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragdown.errors import UnavailableError
+from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def set_cache_limits(index_mb: int, metadata_mb: int) -> None:
 
 def lance_session() -> lancedb.Session:
     global _session
-    import lancedb
+    lancedb = import_lancedb()
 
     with _session_lock:
         if _session is None:
@@ -168,7 +169,7 @@ class ChunkStore:
             self._remove_leftovers(recorded)
 
     def _connect(self) -> Any:
-        import lancedb
+        lancedb = import_lancedb()
 
         return lancedb.connect(
             self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0), session=lance_session()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,27 +124,43 @@ def _dense_in_memory(
     return [Retrieved(r, s, s) for r, s in zip(picked, cosines, strict=True)]
 
 
+def _sql(where: Prefilter | str | None) -> str | None:
+    return where.sql() if isinstance(where, Prefilter) else where
+
+
+def start_lexical(
+    store: ChunkStore, query: str, pool: int, where: Prefilter | str | None
+) -> Future[pa.Table | None] | None:
+    """The BM25 pool, started in the background (None for a query without words): it needs no
+    query vector, so it runs while the query is embedded (docs/search.md#pipeline)."""
+    if _HAS_WORD_RE.search(query) is None:
+        return None
+    return _RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where))
+
+
 def retrieve(
     store: ChunkStore,
     query: str,
     vector: np.ndarray,
     pool: int,
     where: Prefilter | str | None,
+    lexical: Future[pa.Table | None] | bool | None = True,
 ) -> Rankings:
     """The two rankings, each chunk with its cosine to the query; lexical only for a query with words.
 
     Given a `Prefilter`, the dense side of a flat-scan table is answered from memory; an SQL
-    `where` always goes through LanceDB (benchmarks compare both).
+    `where` always goes through LanceDB (benchmarks compare both). `lexical` is the BM25 pool
+    `start_lexical` began for this query and `where`; True starts it here.
     """
     prefilter = where if isinstance(where, Prefilter) else None
-    sql = prefilter.sql() if prefilter is not None else where if isinstance(where, str) else None
-    has_words = _HAS_WORD_RE.search(query) is not None
-    lexical = _RETRIEVERS.submit(_lexical_rows, store, query, pool, sql) if has_words else None
+    sql = _sql(where)
+    if lexical is True:
+        lexical = start_lexical(store, query, pool, where)
     dense = _dense_in_memory(store, vector, pool, prefilter) if prefilter is not None else None
     if dense is None:
         dense = _dense_ranking(store, vector, pool, sql)
     rankings: Rankings = {"dense": dense}
-    if lexical is not None:
+    if isinstance(lexical, Future):
         rankings["lexical"] = _lexical_ranking(lexical.result(), vector)
     return rankings
 

@@ -17,7 +17,7 @@ from ragdown.search.aliases import boost_aliases
 from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import Candidate, Rankings, rrf_with_evidence, score_fusion
-from ragdown.search.hybrid import Hit, pool_size, retrieve, to_hit
+from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
 from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
@@ -59,10 +59,11 @@ def run_search(
 ) -> SearchOutcome:
     policy = policy or SearchPolicy()
     store.refresh()
-    vector = embedder.embed_query(query)
     prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())
     where = prefilter.sql()
-    rankings = retrieve(store, query, vector, pool_size(limit), prefilter)
+    lexical = start_lexical(store, query, pool_size(limit), prefilter)
+    vector = embedder.embed_query(query)
+    rankings = retrieve(store, query, vector, pool_size(limit), prefilter, lexical)
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
     fused, routed = fuse(rankings, query, policy, embedder)

@@ -10,9 +10,10 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragdown.engine import Engine
+if TYPE_CHECKING:
+    from ragdown.engine import Engine
 
 log = logging.getLogger(__name__)
 

@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0
 
 
+def warm_in_background(engine: Engine) -> None:
+    """The model and the search structures load while the server starts, not in the first call."""
+    threading.Thread(target=engine.warm, name="ragdown-warm", daemon=True).start()
+
+
 class Node:
     def __init__(self, docs: Path, data_dir: Path, settings: ServerSettings, **engine_options: Any) -> None:
         self.docs = docs
@@ -57,6 +62,7 @@ class Node:
             **self.engine_options,
         )
         self.first_sync = engine.start(progress)
+        warm_in_background(engine)
         return engine
 
     def open_reader(self) -> Engine:
@@ -91,6 +97,7 @@ class Node:
         )
         self.client.start_probing()
         engine.memory = RemoteSessionMemory(self.client)
+        warm_in_background(engine)
         return engine
 
     def serve_internal(self, app: RagdownApp) -> None:

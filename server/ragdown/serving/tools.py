@@ -13,26 +13,29 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.edits import Edit
-from ragdown.editing import Place, backlinks_of, delete, edit, move_document, remember_note, write
-from ragdown.engine import Engine
 from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.indexing.sync import SyncReport
-from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.serving.admission import Admission, OverloadedError
-from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.tool_server import ONE_OR_MANY, Strings, ToolServer
+
+# The engine's stack (numpy, pyarrow, the index, the editor) is imported by the tools when they
+# first run, not with this module: `ragdown stdio` answers the MCP handshake before it has loaded
+# (docs/design.md#start-up).
+if TYPE_CHECKING:
+    from ragdown.catalog import DocEntry
+    from ragdown.editing import Place
+    from ragdown.engine import Engine
+    from ragdown.indexing.sync import SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +257,8 @@ def stats_json(
     }
     if include_files:
         stats["file_list"] = [{"path": shown_as(e.path), "chunks": e.chunks} for e in entries]
+    from ragdown.serving.formats import compact
+
     return compact(stats)
 
 
@@ -272,6 +277,9 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """Search the documents (BM25 + embeddings) and return the best sections, each with its path
         and line range. Use ragdown_read_doc to read around a hit."""
+        from ragdown.search.filters import SearchFilters
+        from ragdown.serving.formats import compact, hit_json, hits_text
+
         filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by)
         started = time.perf_counter()
         hits = engine.recall(query, top_k, filters, scope=scope)
@@ -336,6 +344,9 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> str:
         """List the documents (path, title, tags, when changed, provenance), filtered."""
+        from ragdown.catalog import list_line, listing, select
+        from ragdown.search.filters import SearchFilters, normalised_tag
+
         entries = select(
             engine.documents().values(),
             (scope.search_prefix(path_prefix),),
@@ -365,15 +376,24 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
 
     def ragdown_reindex(full: bool = False) -> str:
         """Sync the index with the files now (full: re-embed everything, at most every ten minutes)."""
+        from ragdown.serving.formats import compact
+
         if full:
             engine.claim_full_reindex()
         return compact(report_in_view(engine.sync(full=full), scope.contains, scope.relative))
 
-    place = Place(engine, scope)
+    @functools.cache
+    def place() -> Place:
+        from ragdown.editing import Place
+
+        return Place(engine, scope)
 
     def ragdown_backlinks(path: Annotated[str, Field(min_length=1)]) -> str:
         """The documents that link to `path` (wikilinks, aliases, relative links), with the lines."""
-        return compact(backlinks_of(place, path))
+        from ragdown.editing import backlinks_of
+        from ragdown.serving.formats import compact
+
+        return compact(backlinks_of(place(), path))
 
     def ragdown_remember(
         title: Annotated[str, Field(min_length=1)],
@@ -385,8 +405,10 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """Save a new note (a decision, a finding, a summary) under the folder's notes directory.
         It never overwrites: a taken name gets -2, -3. `supersedes` hides older notes from search."""
+        from ragdown.editing import remember_note
+
         return remember_note(
-            place,
+            place(),
             title=title,
             content=content,
             tags=tags or [],
@@ -405,8 +427,10 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """Create a document, replace one (pass base_hash from ragdown_read_doc: a person's edit is
         never overwritten), or append to it (under `heading` if given)."""
+        from ragdown.editing import write
+
         return write(
-            place,
+            place(),
             path,
             text,
             base_hash=base_hash,
@@ -422,14 +446,18 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     ) -> str:
         """Replace exact passages (all edits or none). Copy old_text from ragdown_read_doc exactly;
         a passage found more than once needs more context or replace_all: true."""
-        return edit(place, path, [Edit(e.old_text, e.new_text, e.replace_all) for e in edits], base_hash)
+        from ragdown.editing import edit
+
+        return edit(place(), path, [Edit(e.old_text, e.new_text, e.replace_all) for e in edits], base_hash)
 
     def ragdown_move(
         from_: Annotated[str, Field(min_length=1, alias="from")],
         to: Annotated[str, Field(min_length=1)],
     ) -> str:
         """Move or rename a document or subfolder; every link that pointed at it is rewritten."""
-        return move_document(place, from_, to)
+        from ragdown.editing import move_document
+
+        return move_document(place(), from_, to)
 
     def ragdown_delete(
         path: Annotated[str, Field(min_length=1)],
@@ -437,7 +465,9 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         base_hash: str | None = None,
     ) -> str:
         """Delete a document (or a subfolder with recursive: true)."""
-        return delete(place, path, recursive=recursive, base_hash=base_hash)
+        from ragdown.editing import delete
+
+        return delete(place(), path, recursive=recursive, base_hash=base_hash)
 
     return [
         (ragdown_context, READ),

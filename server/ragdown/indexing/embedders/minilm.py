@@ -23,6 +23,7 @@ from ragdown.indexing.embedders.quantize import (
     compare_embeddings,
     ensure_quantized,
 )
+from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.settings import embedder_settings
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -104,14 +105,18 @@ def _quantized(model: Path, tokenizer: Path, threads: int, cache_dir: Path | Non
         reference=lambda: OnnxEmbedder(MINILM, model, tokenizer, threads, model_sha256=MODEL_SHA256),
         load=lambda candidate: OnnxEmbedder(MINILM, candidate, tokenizer, threads),
     )
-    encodings = load_tokenizer(tokenizer, MINILM.max_tokens).encode_batch(list(CALIBRATION_TEXTS))
+
+    def calibration() -> list[Feed]:  # only a build needs it: a cached model loads without it
+        encodings = load_tokenizer(tokenizer, MINILM.max_tokens).encode_batch(list(CALIBRATION_TEXTS))
+        return [batch_feeds([e.ids]) for e in encodings]
+
     return ensure_quantized(
         model,
         MODEL_SHA256,
         cache_dir or default_models_dir(),
         check,
         stem=QUANTIZED_STEM,
-        calibration=[batch_feeds([e.ids]) for e in encodings],
+        calibration=calibration,
         bundled=bundled_models_dirs(),
     )
 

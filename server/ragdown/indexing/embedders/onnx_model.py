@@ -113,10 +113,23 @@ class OnnxEmbedder(Embedder):
         self.tokenizer = load_tokenizer(tokenizer_path, spec.max_tokens)
         # One session for batches and queries alike: a second one with its own thread count cost
         # ~50 MB held and ~90 MB more at its load, and bought nothing (docs/design.md#onnx-sessions).
-        self.session = self._session(self.threads)
-        self.input_names = {i.name for i in self.session.get_inputs()}
+        # It is made on the first embedding, not here: a sync with nothing to embed and a command
+        # that only opens the index never pay for it (docs/design.md#start-up).
+        self._loaded: tuple[Any, frozenset[str]] | None = None
+        self._load_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+
+    def _model(self) -> tuple[Any, frozenset[str]]:
+        """The ONNX session and the names of its inputs, made once."""
+        loaded = self._loaded
+        if loaded is None:
+            with self._load_lock:
+                if self._loaded is None:
+                    session = self._session(self.threads)
+                    self._loaded = (session, frozenset(i.name for i in session.get_inputs()))
+                loaded = self._loaded
+        return loaded
 
     def _session(self, threads: int) -> Any:
         import onnxruntime as ort
@@ -170,9 +183,10 @@ class OnnxEmbedder(Embedder):
             return self._pool
 
     def _forward(self, token_ids: list[list[int]]) -> Vectors:
+        session, input_names = self._model()
         batch = batch_feeds(token_ids)
-        feeds = {name: value for name, value in batch.items() if name in self.input_names}
-        hidden: npt.NDArray[np.float32] = self.session.run(None, feeds)[0]
+        feeds = {name: value for name, value in batch.items() if name in input_names}
+        hidden: npt.NDArray[np.float32] = session.run(None, feeds)[0]
         if self.spec.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:

@@ -126,7 +126,7 @@ def ensure_quantized(
     check: Callable[[Path], QualityReport],
     *,
     stem: str,
-    calibration: Sequence[Feed] = (),
+    calibration: Callable[[], Sequence[Feed]] = tuple,
     bundled: Sequence[Path] = (),
 ) -> QuantizedModel | None:
     """The cached int8 model of `source` (verified `source_sha256`), built when missing or changed.
@@ -147,7 +147,7 @@ def ensure_quantized(
         return reused
     log.info("building the int8 model %s from %s (first use: a few seconds)", path, source)
     try:
-        built = _build(source, source_sha256, path, check, calibration)
+        built = _build(source, source_sha256, path, check, calibration())
     except OSError as error:
         log.warning(
             "cannot write the int8 model to %s (%s); running the packaged model (point RAGDOWN_MODELS "

@@ -1,0 +1,112 @@
+"""Start-up: what a command imports before it answers, and the warm-up (docs/design.md#start-up)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.folders.settings import ServerSettings
+from ragdown.indexing.embedders.base import Embedder
+from tests.conftest import WriteDoc, run_cli
+
+HEAVY = ["numpy", "pyarrow", "lancedb", "onnxruntime", "tokenizers"]
+
+
+def loaded_after(script: str, modules: list[str], env: dict[str, str] | None = None) -> dict[str, bool]:
+    """Run `script` in a fresh interpreter and say which of `modules` it left imported."""
+    probe = f"{script}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {modules!r}}}))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
+    """What `ragdown stdio` imports before it answers `initialize`: the CLI, the folder checks, the
+    deferred engine and the tools, with their MCP server built."""
+    script = (
+        "from ragdown import cli\n"
+        "from ragdown.folders.locations import check_docs_dir\n"
+        "from ragdown.folders.scope import Scope\n"
+        "from ragdown.serving.deferred import DeferredEngine\n"
+        "from ragdown.serving.tools import Endpoint, build_server\n"
+        "build_server(Endpoint(engine=None, scope=Scope(), name='n', title='t', local=True))"
+    )
+    assert loaded_after(script, HEAVY) == dict.fromkeys(HEAVY, False)
+
+
+def test_lancedb_imports_without_its_rest_client_and_still_works(tmp_path: Path) -> None:
+    script = (
+        "from ragdown.indexing.lance_import import import_lancedb\n"
+        "import sys\n"
+        "lancedb = import_lancedb()\n"
+        f"db = lancedb.connect({str(tmp_path / 'db')!r})\n"
+        "table = db.create_table('t', data=[{'id': 1, 'text': 'a deferred package'}])\n"
+        "from lancedb.index import FTS\n"
+        "table.create_index('text', config=FTS())\n"
+        "found = table.search('deferred', query_type='fts').limit(1).to_list()\n"
+        "assert [row['id'] for row in found] == [1], found\n"
+        "assert 'lance_namespace_urllib3_client.api' not in sys.modules\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "assert client.TableApi.__name__ == 'TableApi'  # the deferred __init__ runs on first use\n"
+    )
+    loaded = loaded_after(script, ["lance_namespace_urllib3_client.api", "lancedb"])
+    assert loaded == {"lance_namespace_urllib3_client.api": True, "lancedb": True}
+
+
+def test_a_deferred_package_refuses_a_name_it_does_not_have() -> None:
+    script = (
+        "from ragdown.indexing.lance_import import import_lancedb\n"
+        "import_lancedb()\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "try:\n"
+        "    client.NoSuchName\n"
+        "except AttributeError as error:\n"
+        "    assert 'NoSuchName' in str(error)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    assert loaded_after(script, ["lance_namespace_urllib3_client.api"]) == {
+        "lance_namespace_urllib3_client.api": True
+    }
+
+
+def test_the_warm_up_search_is_not_logged(
+    make_engine: Callable[..., Engine], write: WriteDoc, data_dir: Path
+) -> None:
+    write("ops/backup.md", "# Backups\n\nRestore from the nightly snapshot.\n")
+    engine = make_engine(settings=ServerSettings(query_log=True))
+    engine.sync()
+    engine.warm()
+    log = data_dir / "query-log.jsonl"
+    assert not log.exists() or "warm-up" not in log.read_text(encoding="utf-8")
+    engine.recall("nightly snapshot", 3)
+    assert "nightly snapshot" in log.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_an_unchanged_folder_is_synced_without_loading_the_model(
+    minilm: Embedder, write: WriteDoc, docs: Path, data_dir: Path
+) -> None:
+    """The real model, as `ragdown index` loads it: the ONNX session is made on the first embedding,
+    so a second sync of the same files never imports ONNX Runtime."""
+    write("a.md", "# A\n\nThe first note.\n")
+    first = run_cli("index", str(docs), "--data-dir", str(data_dir))
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["added"] == 1
+    script = (
+        "from ragdown.cli import main\n"
+        f"assert main(['index', {str(docs)!r}, '--data-dir', {str(data_dir)!r}]) == 0\n"
+    )
+    loaded = loaded_after(script, ["onnxruntime", "lancedb"], env=dict(os.environ))
+    assert loaded == {"onnxruntime": False, "lancedb": True}
+    write("b.md", "# B\n\nA second note.\n")
+    assert loaded_after(script, ["onnxruntime"], env=dict(os.environ)) == {"onnxruntime": True}
