@@ -11,7 +11,7 @@ import pytest
 from ragdown.engine import Engine
 from ragdown.indexing import store as store_module
 from ragdown.search.filters import Prefilter, SearchFilters
-from ragdown.search.hybrid import HIT_COLUMNS, retrieve
+from ragdown.search.hybrid import HIT_COLUMNS, _lexical_ranking, retrieve
 from tests.conftest import WriteDoc
 
 DOCS = {
@@ -71,6 +71,39 @@ def test_the_in_memory_dense_pool_matches_lancedb(engine: Engine, filters: Searc
         assert [e.similarity for e in memory] == pytest.approx([e.similarity for e in lance], abs=1e-5)
         assert all(set(e.row) == set(HIT_COLUMNS) for e in memory)
     assert {e.row["id"] for e in memory} == {e.row["id"] for e in lance}  # pool 50: every row that passes
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_the_lexical_pool_read_against_memory_matches_lancedbs_rows(
+    engine: Engine, filters: SearchFilters
+) -> None:
+    """With a snapshot, BM25 returns ids and scores and the rows and vectors come from memory; without
+    one, LanceDB returns them. The same entries either way."""
+    prefilter = Prefilter(filters, engine.store.superseded_paths())
+    query = "redis notes for alpha"
+    vector = engine.embedder.embed_query(query)
+    memory = retrieve(engine.store, query, vector, 50, prefilter)["lexical"]
+    lance = retrieve(engine.store, query, vector, 50, prefilter.sql())["lexical"]
+    assert [(e.row, e.raw) for e in memory] == [(e.row, e.raw) for e in lance]
+    assert [e.similarity for e in memory] == pytest.approx([e.similarity for e in lance], abs=1e-6)
+    if filters == SearchFilters():
+        assert len(memory) >= 5  # the comparison is not vacuous
+
+
+def test_a_lexical_hit_missing_from_the_snapshot_is_left_out(engine: Engine, write: WriteDoc) -> None:
+    """A row written after the snapshot was taken (a race with a write) is dropped, never mismatched."""
+    snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
+    assert snapshot is not None
+    write("ops/late.md", "# Late\nRedis notes written late.")
+    engine.sync()
+    query = "redis late notes"
+    vector = engine.embedder.embed_query(query)
+    table = engine.store.lexical(query, 50, None, ["id"], with_vectors=False)
+    ids = table.column("id").to_pylist()
+    late = [i for i in ids if i not in snapshot.positions]
+    assert late  # the new file's chunk is in the BM25 answer...
+    ranked = _lexical_ranking(table, vector, snapshot)
+    assert [e.row["id"] for e in ranked] == [i for i in ids if i in snapshot.positions]  # ...not in ours
 
 
 def test_a_write_refreshes_the_snapshot(engine: Engine, write: WriteDoc) -> None:

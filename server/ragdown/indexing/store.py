@@ -17,7 +17,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -124,10 +124,16 @@ def sql_in(column: str, values: list[str]) -> str:
 
 @dataclass(frozen=True)
 class VectorSnapshot:
-    """The table's rows (`columns`) and their vectors, row-aligned."""
+    """The table's rows (`columns`, which start with `id`) and their vectors, row-aligned."""
 
     columns: pa.Table
     vectors: np.ndarray
+    positions: dict[str, int] = field(default_factory=dict)  # id -> row
+
+    def __post_init__(self) -> None:
+        if not self.positions and self.columns.num_rows:
+            ids = self.columns.column("id").to_pylist()
+            self.positions.update(zip(ids, range(len(ids)), strict=True))
 
 
 T = TypeVar("T")
@@ -341,12 +347,15 @@ class ChunkStore:
         result: pa.Table = query.select([*columns, "_distance"]).limit(limit).to_arrow()
         return result
 
-    def lexical(self, text: str, limit: int, where: str | None, columns: list[str]) -> pa.Table:
-        """The best BM25 matches on `search_text` (`_score`), with their stored vectors."""
+    def lexical(
+        self, text: str, limit: int, where: str | None, columns: list[str], *, with_vectors: bool = True
+    ) -> pa.Table:
+        """The best BM25 matches on `search_text` (`_score`), with their stored vectors unless told not."""
         query = self.table.search(text, query_type="fts", fts_columns="search_text")
         if where:
             query = query.where(where, prefilter=True)
-        result: pa.Table = query.select([*columns, "_score", "vector"]).limit(limit).to_arrow()
+        wanted = [*columns, "_score", *(["vector"] if with_vectors else [])]
+        result: pa.Table = query.select(wanted).limit(limit).to_arrow()
         return result
 
     def list_index_columns(self) -> list[list[str]]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.store import ChunkStore, VectorSnapshot
 from ragdown.search.aliases import row_aliases
 from ragdown.search.filters import Prefilter
 from ragdown.search.fusion import Candidate, Rankings, Retrieved
@@ -74,21 +74,40 @@ def vectors_of(table: pa.Table) -> np.ndarray:
     )
 
 
-def _lexical_rows(store: ChunkStore, query: str, pool: int, where: str | None) -> pa.Table | None:
+def _lexical_rows(
+    store: ChunkStore, query: str, pool: int, where: str | None, snapshot: VectorSnapshot | None
+) -> pa.Table | None:
+    """The BM25 pool: only ids and scores when the rows are in memory (LanceDB's fetch of the other
+    columns and the vectors cost a third of the query), else the rows with their vectors."""
     try:
+        if snapshot is not None:
+            return store.lexical(query, pool, where, ["id"], with_vectors=False)
         return store.lexical(query, pool, where, HIT_COLUMNS)
     except Exception as error:  # the FTS parser refuses some inputs; dense alone still answers
         log.info("full-text search rejected %r: %s", query, error)
         return None
 
 
-def _lexical_ranking(table: pa.Table | None, vector: np.ndarray) -> list[Retrieved]:
+def _lexical_ranking(
+    table: pa.Table | None, vector: np.ndarray, snapshot: VectorSnapshot | None
+) -> list[Retrieved]:
     if table is None or table.num_rows == 0:
         return []
-    # The same cosine the dense side reports: the vectors are unit length.
-    similarities = vectors_of(table) @ vector
     scores = table.column("_score").to_pylist()
-    rows = table.drop_columns(["vector", "_score"]).to_pylist()
+    if snapshot is None:
+        rows = table.drop_columns(["vector", "_score"]).to_pylist()
+        vectors = vectors_of(table)
+    else:
+        # A row written after the snapshot was taken is left out, as the dense side leaves it out.
+        ids = table.column("id").to_pylist()
+        found = [(snapshot.positions.get(i), s) for i, s in zip(ids, scores, strict=True)]
+        kept = [(p, s) for p, s in found if p is not None]
+        positions = np.array([p for p, _ in kept], dtype=np.int64)
+        scores = [s for _, s in kept]
+        rows = snapshot.columns.take(pa.array(positions)).to_pylist()
+        vectors = snapshot.vectors[positions]
+    # The same cosine the dense side reports: the vectors are unit length.
+    similarities = vectors @ vector
     return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
 
 
@@ -128,14 +147,27 @@ def _sql(where: Prefilter | str | None) -> str | None:
     return where.sql() if isinstance(where, Prefilter) else where
 
 
+@dataclass(frozen=True)
+class LexicalPool:
+    """A BM25 pool being fetched, and the snapshot its ids are read against (None: full rows)."""
+
+    rows: Future[pa.Table | None]
+    snapshot: VectorSnapshot | None
+
+
+def _snapshot_for(store: ChunkStore, where: Prefilter | str | None) -> VectorSnapshot | None:
+    return store.vector_snapshot(HIT_COLUMNS) if isinstance(where, Prefilter) else None
+
+
 def start_lexical(
     store: ChunkStore, query: str, pool: int, where: Prefilter | str | None
-) -> Future[pa.Table | None] | None:
+) -> LexicalPool | None:
     """The BM25 pool, started in the background (None for a query without words): it needs no
     query vector, so it runs while the query is embedded (docs/search.md#pipeline)."""
     if _HAS_WORD_RE.search(query) is None:
         return None
-    return _RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where))
+    snapshot = _snapshot_for(store, where)
+    return LexicalPool(_RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where), snapshot), snapshot)
 
 
 def retrieve(
@@ -144,7 +176,7 @@ def retrieve(
     vector: np.ndarray,
     pool: int,
     where: Prefilter | str | None,
-    lexical: Future[pa.Table | None] | bool | None = True,
+    lexical: LexicalPool | bool | None = True,
 ) -> Rankings:
     """The two rankings, each chunk with its cosine to the query; lexical only for a query with words.
 
@@ -160,8 +192,8 @@ def retrieve(
     if dense is None:
         dense = _dense_ranking(store, vector, pool, sql)
     rankings: Rankings = {"dense": dense}
-    if isinstance(lexical, Future):
-        rankings["lexical"] = _lexical_ranking(lexical.result(), vector)
+    if isinstance(lexical, LexicalPool):
+        rankings["lexical"] = _lexical_ranking(lexical.rows.result(), vector, lexical.snapshot)
     return rankings
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -110,15 +111,21 @@ class OnnxEmbedder(Embedder):
         self.model_path = model_path
         self.threads = max(1, threads)
         self._model_sha256 = model_sha256
-        self.tokenizer = load_tokenizer(tokenizer_path, spec.max_tokens)
+        self.tokenizer_path = tokenizer_path
         # One session for batches and queries alike: a second one with its own thread count cost
         # ~50 MB held and ~90 MB more at its load, and bought nothing (docs/design.md#onnx-sessions).
-        # It is made on the first embedding, not here: a sync with nothing to embed and a command
-        # that only opens the index never pay for it (docs/design.md#start-up).
+        # It is made (and the tokenizer loaded) on the first embedding, not here: a sync with nothing
+        # to embed and a command that only opens the index never pay for it (docs/design.md#start-up).
         self._loaded: tuple[Any, frozenset[str]] | None = None
         self._load_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+
+    @functools.cached_property
+    def tokenizer(self) -> Tokenizer:
+        """Loaded on first use, like the session (a cached_property may load it twice in a race, which
+        costs time, never correctness)."""
+        return load_tokenizer(self.tokenizer_path, self.spec.max_tokens)
 
     def _model(self) -> tuple[Any, frozenset[str]]:
         """The ONNX session and the names of its inputs, made once."""
