@@ -1,15 +1,19 @@
 """Serving under load: `ragdown_recall` and `ragdown_context` over HTTP MCP, many clients at once.
 
     .venv/bin/python bench/serve_load.py [--embedder minilm] [--corpus fastapi-docs] [--seconds 20]
+        [--clients 1,4,16] [--tools ragdown_recall,ragdown_context] [--setups one,readers] [--work DIR]
 
 Copies the corpus into a temporary docs dir (one folder `docs`, MCP on), starts one `ragdown serve`
 process and waits for its first sync; then 1, 4 and 16 concurrent clients call each tool back to
-back for `--seconds` each. Each client holds one MCP session (the official client over streamable
+back for `--seconds` each. `--work DIR` keeps the docs copy and the index there, so a second run
+skips the first sync's embedding. Each client holds one MCP session (the official client over streamable
 HTTP). Then two more processes start on the same data dir (readers) and the same runs are spread
 round-robin over the primary and the two readers. Queries: the corpus's `## ` headings, deduplicated
 and shuffled with a fixed seed. Reported: requests per second, p50/p95 latency in milliseconds,
-explicit "overloaded" answers, other errors, empty answers, and the CPU seconds the servers and
-this (client) process used during the run. Everything runs on one machine, the clients included.
+explicit "overloaded" answers, other errors, empty answers, the CPU the servers and this (client)
+process used during the run (cores busy on average, and server CPU milliseconds per answered call),
+and the share of calls whose query the bench had already sent earlier in its life (a server-side
+cache could answer those from memory). Everything runs on one machine, the clients included.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class Run:
     elapsed: float = 0.0
     server_cpu: float = 0.0
     client_cpu: float = 0.0
+    repeats: int = 0
 
     def error(self, message: str) -> None:
         self.errors += 1
@@ -69,12 +74,17 @@ class Clock:
     deadline: float = float("inf")
 
 
+# Every query sent so far in this bench process (warm-up calls included), across runs and servers.
+SENT: set[str] = set()
+
+
 async def client_loop(url: str, tool: str, queries: list[str], offset: int, clock: Clock, run: Run) -> None:
     make = TOOLS[tool]
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
+        SENT.add(queries[offset % len(queries)])
         await client.call_tool(tool, make(queries[offset % len(queries)]))  # warm the session
         clock.warmed += 1
         await clock.start.wait()
@@ -82,6 +92,8 @@ async def client_loop(url: str, tool: str, queries: list[str], offset: int, cloc
         while time.perf_counter() < clock.deadline:
             query = queries[index % len(queries)]
             index += 1
+            repeat = query in SENT
+            SENT.add(query)
             began = time.perf_counter()
             try:
                 result = await client.call_tool(tool, make(query))
@@ -96,6 +108,7 @@ async def client_loop(url: str, tool: str, queries: list[str], offset: int, cloc
                     run.error(text)
                 continue
             run.latencies.append((time.perf_counter() - began) * 1000)
+            run.repeats += repeat
             if not text.strip():
                 run.empty += 1
 
@@ -132,10 +145,20 @@ def row(setup: str, tool: str, clients: int, run: Run) -> str:
     p95 = f"{percentile(run.latencies, 0.95):.1f}" if count else "—"
     elapsed = run.elapsed or 1.0
     rps, server, client = count / elapsed, run.server_cpu / elapsed, run.client_cpu / elapsed
+    per_call = f"{run.server_cpu * 1000 / count:.0f}" if count else "—"
+    repeats = f"{100 * run.repeats / count:.0f}%" if count else "—"
     return (
         f"| {setup} | `{tool}` | {clients} | {count} | {rps:.1f} | {p50} | {p95} | {run.overloaded} | "
-        f"{run.errors} | {run.empty} | {server:.2f} | {client:.2f} |"
+        f"{run.errors} | {run.empty} | {server:.2f} | {per_call} | {client:.2f} | {repeats} |"
     )
+
+
+def names(text: str, known: tuple[str, ...] | None = None) -> list[str]:
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [c for c in chosen if known is not None and c not in known]
+    if unknown:
+        raise SystemExit(f"unknown: {', '.join(unknown)} (choose from {', '.join(known or ())})")
+    return chosen
 
 
 def main() -> None:
@@ -145,7 +168,14 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--corpus", default="fastapi-docs", help="a folder under shared/bench/corpora")
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each measured run")
+    parser.add_argument("--clients", default=",".join(map(str, CLIENTS)), help="client counts, e.g. 4,16")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="tools to call, comma-separated")
+    parser.add_argument("--setups", default="one,readers", help="one (one process), readers (+2 readers)")
+    parser.add_argument("--work", type=Path, help="keep the docs copy and the index here between runs")
     args = parser.parse_args()
+    clients = [int(c) for c in names(args.clients)]
+    tools = names(args.tools, tuple(TOOLS))
+    setups = names(args.setups, ("one", "readers"))
 
     source = require(CORPORA / args.corpus)
     load = os.getloadavg()[0]
@@ -154,12 +184,13 @@ def main() -> None:
     samples: list[str] = []
     servers: list[Server] = []
     with tempfile.TemporaryDirectory(prefix="ragdown-serve-load-") as tmp:
-        work = Path(tmp)
+        work = args.work or Path(tmp)
         docs = work / "docs-root"
-        shutil.copytree(source, docs / FOLDER, symlinks=False)
-        (docs / FOLDER / ".ragdown.json").write_text(
-            json.dumps({"title": "Docs", "mcp": True}), encoding="utf-8"
-        )
+        if not (docs / FOLDER).exists():
+            shutil.copytree(source, docs / FOLDER, symlinks=False)
+            (docs / FOLDER / ".ragdown.json").write_text(
+                json.dumps({"title": "Docs", "mcp": True}), encoding="utf-8"
+            )
         queries = headings(docs / FOLDER, SEED)
         data_dir = work / "data"
         try:
@@ -172,30 +203,46 @@ def main() -> None:
                 f"({status['embedder']}), ready in {time.monotonic() - began:.0f} s; {len(queries)} queries",
                 file=sys.stderr,
             )
-            rows += run_setup("one process", [primary], args.seconds, queries, samples)
-            servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
-            for reader in servers[1:]:
-                reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
-            print("two readers up", file=sys.stderr)
-            rows += run_setup("primary + 2 readers", servers, args.seconds, queries, samples)
+            if "one" in setups:
+                rows += run_setup("one process", [primary], args.seconds, queries, samples, tools, clients)
+            if "readers" in setups:
+                servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
+                for reader in servers[1:]:
+                    reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
+                print("two readers up", file=sys.stderr)
+                rows += run_setup(
+                    "primary + 2 readers", servers, args.seconds, queries, samples, tools, clients
+                )
         finally:
             for server in servers:
                 server.stop()
+    report(args, command, load, queries, rows, samples)
 
+
+def report(
+    args: argparse.Namespace,
+    command: str,
+    load: float,
+    queries: list[str],
+    rows: list[str],
+    samples: list[str],
+) -> None:
+    """The section for bench/README.md, on standard output."""
     print(f"## Serving under load — {date.today().isoformat()}, commit {commit()}\n")
     print(f"```\n{command}\n```\n")
     print(
         f"Corpus {args.corpus}, embedder {args.embedder}, {args.seconds:g} s per run, {len(queries)} queries "
         f"(`## ` headings, shuffled with seed {SEED}); `ragdown_recall` top_k 8, `ragdown_context` top_k 4 "
         "without a session. Clients and servers share the machine. Latency in ms over successful calls; "
-        "CPU columns are cores busy on average (server processes together, and this client process); "
-        f"1-minute load average at the start: {load:.2f}.\n"
+        "CPU columns are cores busy on average (server processes together, and this client process) and "
+        "the servers' CPU milliseconds per answered call; repeated: calls whose query this bench had sent "
+        f"before; 1-minute load average at the start: {load:.2f}.\n"
     )
     print(
         "| setup | tool | clients | calls | req/s | p50 ms | p95 ms | overloaded | other errors | empty "
-        "| server CPU | client CPU |"
+        "| server CPU | server CPU ms/call | client CPU | repeated |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in rows:
         print(line)
     print(
@@ -209,11 +256,17 @@ def main() -> None:
 
 
 def run_setup(
-    setup: str, targets: list[Server], seconds: float, queries: list[str], samples: list[str]
+    setup: str,
+    targets: list[Server],
+    seconds: float,
+    queries: list[str],
+    samples: list[str],
+    tools: list[str],
+    counts: list[int],
 ) -> list[str]:
     lines = []
-    for tool in TOOLS:
-        for clients in CLIENTS:
+    for tool in tools:
+        for clients in counts:
             run = asyncio.run(measure(targets, tool, clients, seconds, queries))
             line = row(setup, tool, clients, run)
             print(line, file=sys.stderr)

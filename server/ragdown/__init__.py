@@ -2,10 +2,9 @@
 
 import os
 
-# numpy's OpenBLAS starts a thread per core for every matrix product; ragdown's products are one
-# query against a few thousand rows, which one thread does in well under a millisecond, while the
-# threads' wake-ups contend with ONNX Runtime and BM25 for the same cores (docs/search.md#pools).
-# Set before any module imports numpy; a value the user set wins.
+# Set before anything loads numpy: OpenBLAS reads it once, when it loads. Search's only BLAS work is
+# one matrix-vector product per retrieval, far too small to split, and concurrent searches each asking
+# OpenBLAS's shared thread pool for help cost 20x the single-threaded product (docs/design.md#blas-threads).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.1.0"

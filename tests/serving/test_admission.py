@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
 import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
-from ragdown.serving.admission import Admission, OverloadedError
+from ragdown.serving.admission import RETRY_AFTER_S, RETRY_META, Admission, OverloadedError
 from ragdown.serving.tools import capped
-from tests.serving.conftest import Served
+from tests.serving.conftest import TOKEN, Served
 
 
 def test_calls_beyond_the_slots_and_the_line_are_refused_at_once() -> None:
@@ -107,3 +111,78 @@ async def test_a_burst_beyond_the_queue_gets_overloaded_answers_and_the_rest_suc
     assert len(overloaded) >= 3
     assert len(answered) >= 1
     assert len(overloaded) + len(answered) == 6
+
+
+TOOLS_CALL = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "tools/call",
+    "params": {"name": "ragdown_recall", "arguments": {"query": "redis"}},
+}
+
+
+def text_of(result: object) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_an_overloaded_answer_carries_a_retry_hint_and_the_retry_after_it_succeeds(
+    make_served: object,
+) -> None:
+    """The hint reaches an MCP client in words and in the result's `_meta`, and its HTTP response
+    carries `Retry-After`; once the busy slot is free, the same call made after the hinted wait answers."""
+    served: Served = make_served(max_concurrent=1, max_queue=0)  # type: ignore[operator]
+    headers: dict[str, list[str | None]] = {"tools/call": []}
+
+    async def keep(response: httpx2.Response) -> None:
+        if json.loads(response.request.content or b"{}").get("method") == "tools/call":
+            headers["tools/call"].append(response.headers.get("retry-after"))
+
+    async with (
+        httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30, event_hooks={"response": [keep]}
+        ) as http,
+        Client(streamable_http_client(served.url + "/mcp/ops", http_client=http)) as client,
+    ):
+        with served.app.mcp.admission.slot():  # a call is running: the one slot is taken, none may wait
+            refused = await client.call_tool("ragdown_recall", {"query": "redis"})
+        assert refused.is_error
+        assert "overloaded" in text_of(refused)
+        assert "retry in 1 s" in text_of(refused)
+        assert refused.meta is not None
+        assert refused.meta[RETRY_META] == RETRY_AFTER_S
+        assert headers["tools/call"] == [str(RETRY_AFTER_S)]
+
+        await anyio.sleep(refused.meta[RETRY_META])  # as the hint says
+        retried = await client.call_tool("ragdown_recall", {"query": "redis"})
+        assert not retried.is_error
+        assert text_of(retried).startswith("[1] ")
+        assert "Redis" in text_of(retried)
+        assert RETRY_META not in (retried.meta or {})
+        assert headers["tools/call"] == [str(RETRY_AFTER_S), None]  # the hint was that call's alone
+
+
+def test_a_plain_json_rpc_client_of_the_handshake_era_gets_the_hint_in_the_body_and_header(
+    served_one_slot: Served,
+) -> None:
+    """Clients that speak the 2025 handshake versions take the SDK's other transport path; the hint
+    reaches them the same way."""
+    served = served_one_slot
+    post = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    with served.http() as http:
+        with served.app.mcp.admission.slot():
+            refused = http.post("/mcp/ops", json=TOOLS_CALL, headers=post)
+        answered = http.post("/mcp/ops", json=TOOLS_CALL, headers=post)
+    assert refused.status_code == 200  # a tool's refusal is a result, not a transport error
+    assert refused.headers["retry-after"] == str(RETRY_AFTER_S)
+    result = refused.json()["result"]
+    assert result["isError"] is True
+    assert result["_meta"] == {RETRY_META: RETRY_AFTER_S}
+    assert "retry in 1 s" in result["content"][0]["text"]
+    assert "retry-after" not in answered.headers
+    assert answered.json()["result"]["content"][0]["text"].startswith("[1] ")
+
+
+@pytest.fixture
+def served_one_slot(make_served: object) -> Served:
+    return make_served(max_concurrent=1, max_queue=0)  # type: ignore[operator,no-any-return]

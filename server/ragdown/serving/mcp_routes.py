@@ -18,7 +18,7 @@ from urllib.parse import unquote_to_bytes
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
@@ -28,7 +28,7 @@ from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
-from ragdown.serving.admission import Admission
+from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
 from ragdown.serving.auth import ADMIN, Access, Unauthorized, identify
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.replies import error_reply
@@ -70,6 +70,20 @@ async def send_json(
 async def send_error(send: Send, error: RagdownError) -> None:
     status, body, headers = error_reply(error)
     await send_json(send, status, body, [(k.lower().encode(), v.encode()) for k, v in headers])
+
+
+def noting(send: Send, notes: CallNotes) -> Send:
+    """`send` with what the call noted added to the response's headers: `Retry-After` on the answer
+    to a call refused as overloaded (docs/tools.md#calls-errors-and-limits). In JSON-response mode the
+    transport starts the response only once the call has answered."""
+
+    async def send_noted(message: Message) -> None:
+        if message["type"] == "http.response.start" and notes.retry_after_s is not None:
+            retry = (b"retry-after", str(notes.retry_after_s).encode())
+            message = {**message, "headers": [*message.get("headers", []), retry]}
+        await send(message)
+
+    return send_noted
 
 
 def split_mcp_path(raw_path: bytes) -> list[str] | None:
@@ -227,7 +241,12 @@ class McpRoutes:
             await send_json(send, 405, STATELESS, [(b"allow", b"POST")])
             return
         manager = await self.manager(server)
-        await manager.handle_request(scope, receive, send)
+        notes = CallNotes()
+        token = CALL_NOTES.set(notes)
+        try:
+            await manager.handle_request(scope, receive, noting(send, notes))
+        finally:
+            CALL_NOTES.reset(token)
 
     def _unknown(self, access: Access) -> bool:
         """A token that is neither the server's nor any MCP folder's own."""

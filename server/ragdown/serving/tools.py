@@ -106,8 +106,8 @@ class Endpoint:
         )
 
 
-def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+def _error(message: str, meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True, _meta=meta)
 
 
 MAX_RESULT_BYTES = 512 * 1024  # about 128k tokens: more than any agent should take in at once
@@ -130,7 +130,8 @@ def guarded(
     tool: Callable[..., str], admission: Admission, metrics: Metrics | None = None
 ) -> Callable[..., Any]:
     """Refusals become `isError` results carrying their sentence; a full queue an "overloaded" one
-    (retryable); anything else is logged. Results are capped in size."""
+    with its retry hint in words, in `_meta` and, over HTTP, as `Retry-After`; anything else is
+    logged. Results are capped in size."""
 
     def count(outcome: str) -> None:
         if metrics is not None:
@@ -147,7 +148,7 @@ def guarded(
                 text = capped(tool(*args, **kwargs))
         except OverloadedError as error:
             count("overloaded")
-            return _error(str(error))
+            return _error(str(error), error.meta)
         except RagdownError as error:  # every refusal and outage: its own sentence (ragdown/errors.py)
             count("error")
             return _error(str(error))
