@@ -14,7 +14,14 @@ import pytest
 
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.meta import INDEX_VERSION, current_meta, read_meta, rebuild_reason, write_meta
-from ragdown.indexing.store import ChunkStore, IndexNotReadyError, chunk_schema, sql_in, sql_string
+from ragdown.indexing.store import (
+    VECTOR_INDEX_MIN_ROWS,
+    ChunkStore,
+    IndexNotReadyError,
+    chunk_schema,
+    sql_in,
+    sql_string,
+)
 from ragdown.indexing.sync import Syncer
 from tests.conftest import WriteDoc
 
@@ -257,11 +264,12 @@ def test_compaction_indexes_new_rows_and_prunes_old_versions(
     assert store.count_rows() == 4
 
 
-def test_compaction_builds_a_cosine_vector_index_from_ten_thousand_rows(data_dir: Path) -> None:
+@pytest.mark.slow  # a table of the threshold's size (50,000 rows) and its full-text index
+def test_compaction_builds_a_cosine_vector_index_from_the_threshold_on(data_dir: Path) -> None:
     dim = 8
     store = ChunkStore(data_dir, current_meta("hash-8", dim))
     schema = chunk_schema(dim)
-    rows = 10_000
+    rows = VECTOR_INDEX_MIN_ROWS
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(rows, dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
