@@ -5,15 +5,19 @@
 
 Copies the corpus into a temporary docs dir (one folder `docs`, MCP on), starts one `ragdown serve`
 process and waits for its first sync; then 1, 4 and 16 concurrent clients call each tool back to
-back for `--seconds` each. `--work DIR` keeps the docs copy and the index there, so a second run
-skips the first sync's embedding. Each client holds one MCP session (the official client over streamable
+back for `--seconds` each. Each client holds one MCP session (the official client over streamable
 HTTP). Then two more processes start on the same data dir (readers) and the same runs are spread
-round-robin over the primary and the two readers. Queries: the corpus's `## ` headings, deduplicated
-and shuffled with a fixed seed. Reported: requests per second, p50/p95 latency in milliseconds,
-explicit "overloaded" answers, other errors, empty answers, the CPU the servers and this (client)
-process used during the run (cores busy on average, and server CPU milliseconds per answered call),
-and the share of calls whose query the bench had already sent earlier in its life (a server-side
-cache could answer those from memory). Everything runs on one machine, the clients included.
+round-robin over the primary and the two readers. `--work DIR` keeps the docs copy and the index
+there, so a second run skips the first sync's embedding. Queries: the corpus's `## ` headings,
+deduplicated and shuffled with a fixed seed.
+
+Reported: requests per second, p50/p95 latency in milliseconds, explicit "overloaded" answers (the
+client then waits as long as the answer's retry hint says and asks the same again; "retried ok"
+counts the retries that were answered), other errors, empty answers, the CPU the servers and this
+(client) process used during the run (cores busy on average, and server CPU milliseconds per
+answered call), and the share of calls whose query the bench had already sent earlier in its life
+(what a server-side cache of queries could answer from memory). Everything runs on one machine, the
+clients included.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ from mcp.client.streamable_http import streamable_http_client
 from _common import CORPORA, Server, commit, cpu_seconds, headings, percentile, require
 
 TOKEN = "bench-serve-load"
+# Where an overloaded answer says how long to wait (docs/tools.md#calls-errors-and-limits); spelled out
+# rather than imported, so this client can load a server of another commit (PYTHONPATH) for a before/after.
+RETRY_META = "ragdown/retryAfterSeconds"
 FOLDER = "docs"
 CLIENTS = (1, 4, 16)
 SEED = 5
@@ -58,6 +65,7 @@ class Run:
     server_cpu: float = 0.0
     client_cpu: float = 0.0
     repeats: int = 0
+    retried_ok: int = 0
 
     def error(self, message: str) -> None:
         self.errors += 1
@@ -89,9 +97,11 @@ async def client_loop(url: str, tool: str, queries: list[str], offset: int, cloc
         clock.warmed += 1
         await clock.start.wait()
         index = offset
+        retrying = False
         while time.perf_counter() < clock.deadline:
-            query = queries[index % len(queries)]
-            index += 1
+            if not retrying:
+                query = queries[index % len(queries)]
+                index += 1
             repeat = query in SENT
             SENT.add(query)
             began = time.perf_counter()
@@ -102,11 +112,16 @@ async def client_loop(url: str, tool: str, queries: list[str], offset: int, cloc
                 continue
             text = "".join(getattr(c, "text", "") for c in result.content)
             if result.is_error:
-                if "overloaded" in text:
+                retrying = "overloaded" in text
+                if retrying:  # as an agent would: wait as long as the hint says, then ask again
                     run.overloaded += 1
+                    await asyncio.sleep(float((result.meta or {}).get(RETRY_META, 1)))
                 else:
                     run.error(text)
                 continue
+            if retrying:
+                run.retried_ok += 1
+                retrying = False
             run.latencies.append((time.perf_counter() - began) * 1000)
             run.repeats += repeat
             if not text.strip():
@@ -149,7 +164,8 @@ def row(setup: str, tool: str, clients: int, run: Run) -> str:
     repeats = f"{100 * run.repeats / count:.0f}%" if count else "—"
     return (
         f"| {setup} | `{tool}` | {clients} | {count} | {rps:.1f} | {p50} | {p95} | {run.overloaded} | "
-        f"{run.errors} | {run.empty} | {server:.2f} | {per_call} | {client:.2f} | {repeats} |"
+        f"{run.retried_ok} | {run.errors} | {run.empty} | {server:.2f} | {per_call} | {client:.2f} | "
+        f"{repeats} |"
     )
 
 
@@ -233,16 +249,17 @@ def report(
     print(
         f"Corpus {args.corpus}, embedder {args.embedder}, {args.seconds:g} s per run, {len(queries)} queries "
         f"(`## ` headings, shuffled with seed {SEED}); `ragdown_recall` top_k 8, `ragdown_context` top_k 4 "
-        "without a session. Clients and servers share the machine. Latency in ms over successful calls; "
+        "without a session. Clients and servers share the machine. Latency in ms over answered calls (a "
+        "retry after an overloaded answer is timed on its own); "
         "CPU columns are cores busy on average (server processes together, and this client process) and "
         "the servers' CPU milliseconds per answered call; repeated: calls whose query this bench had sent "
         f"before; 1-minute load average at the start: {load:.2f}.\n"
     )
     print(
-        "| setup | tool | clients | calls | req/s | p50 ms | p95 ms | overloaded | other errors | empty "
-        "| server CPU | server CPU ms/call | client CPU | repeated |"
+        "| setup | tool | clients | calls | req/s | p50 ms | p95 ms | overloaded | retried ok | other errors "
+        "| empty | server CPU | server CPU ms/call | client CPU | repeated |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in rows:
         print(line)
     print(

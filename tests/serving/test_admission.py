@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -39,7 +40,7 @@ def test_calls_beyond_the_slots_and_the_line_are_refused_at_once() -> None:
     waiter = threading.Thread(target=wait_in_line)
     waiter.start()
     deadline = time.monotonic() + 30
-    while admission._queued < 1:  # the second call is now waiting in line
+    while admission.queued < 1:  # the second call is now waiting in line
         assert time.monotonic() < deadline, "the second call never queued"
         time.sleep(0.01)
     refused: list[BaseException] = []
@@ -186,3 +187,32 @@ def test_a_plain_json_rpc_client_of_the_handshake_era_gets_the_hint_in_the_body_
 @pytest.fixture
 def served_one_slot(make_served: object) -> Served:
     return make_served(max_concurrent=1, max_queue=0)  # type: ignore[operator,no-any-return]
+
+
+@pytest.mark.anyio
+async def test_calls_waiting_in_line_hold_no_worker_thread(make_served: object) -> None:
+    """More calls wait than there are worker threads for the server's plain `def` routes and tools
+    (AnyIO's default limiter): they wait on the event loop, so /healthz still answers while they
+    wait, and once the busy slot frees every one of them is answered."""
+    threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
+    waiting = threads + 8
+    served: Served = make_served(max_concurrent=1, max_queue=waiting)  # type: ignore[operator]
+    admission = served.app.mcp.admission
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    async with httpx2.AsyncClient(base_url=served.url, headers=headers, timeout=60) as http:
+        with admission.slot():  # a call is running: everyone else waits in line
+            calls = [asyncio.create_task(http.post("/mcp/ops", json=TOOLS_CALL)) for _ in range(waiting)]
+            deadline = time.monotonic() + 30
+            while admission.queued < waiting:
+                assert time.monotonic() < deadline, f"only {admission.queued} of {waiting} calls got in line"
+                await anyio.sleep(0.05)
+            health = await http.get("/healthz", timeout=10)
+            assert health.status_code == 200
+            assert not any(call.done() for call in calls)  # still waiting, none refused
+        answers = await asyncio.gather(*calls)
+    texts = [a.json()["result"]["content"][0]["text"] for a in answers]
+    assert all(t.startswith("[1] ") for t in texts), texts[:3]

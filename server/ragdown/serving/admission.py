@@ -7,13 +7,20 @@ result's words, in its `_meta` under `RETRY_META`, and over HTTP as a `Retry-Aft
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
+
+import anyio.to_thread
 
 from ragdown.errors import UnavailableError
+
+T = TypeVar("T")
 
 RETRY_AFTER_S = 1
 RETRY_META = "ragdown/retryAfterSeconds"
@@ -46,36 +53,118 @@ class CallNotes:
 CALL_NOTES: ContextVar[CallNotes | None] = ContextVar("ragdown_call_notes", default=None)
 
 
+@dataclass(eq=False)
+class _Ticket:
+    """A call waiting in line, and how to wake it when a leaving call hands it the slot (set its
+    thread's event, or its future on its own event loop). `granted` is read and written under the
+    admission's lock."""
+
+    wake: Callable[[], object]
+    granted: bool = False
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():  # a waiter that gave up meanwhile finds `granted` and passes the slot on
+        future.set_result(None)
+
+
 class Admission:
-    """At most `active` calls at once and `waiting` more in line; a call that waits longer than
-    `wait_s` gives up as overloaded too."""
+    """At most `active` calls at once and `waiting` more in line (first come, first served); a call
+    that waits longer than `wait_s` gives up as overloaded too.
+
+    A call waits on its event loop (`run`, how the tools call it), holding no worker thread: only the
+    `active` running calls use one. Tool calls on different event loops (the public port and the
+    primary's internal API) share one admission, so the state is guarded by a thread lock and a
+    leaving call wakes the next waiter on that waiter's own loop.
+    """
 
     def __init__(self, active: int = 4, waiting: int = 32, wait_s: float = 30.0) -> None:
         self.active = active
         self.waiting = waiting
         self.wait_s = wait_s
-        self._slots = threading.Semaphore(active)
         self._lock = threading.Lock()
-        self._queued = 0
+        self._running = 0
+        self._line: deque[_Ticket] = deque()
 
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        if not self._slots.acquire(blocking=False):
-            with self._lock:
-                if self._queued >= self.waiting:
-                    raise self._overloaded(self._queued)
-                self._queued += 1
+    @property
+    def queued(self) -> int:
+        """Calls waiting in line now."""
+        with self._lock:
+            return len(self._line)
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """`work()` in a worker thread once a slot is free; OverloadedError when the line is full or
+        the wait runs out."""
+        async with self._claim():
+            return await anyio.to_thread.run_sync(work)
+
+    @asynccontextmanager
+    async def _claim(self) -> AsyncIterator[None]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        ticket = self._enter(lambda: _Ticket(lambda: loop.call_soon_threadsafe(_wake, future)))
+        if ticket is not None:
             try:
-                acquired = self._slots.acquire(timeout=self.wait_s)
-            finally:
-                with self._lock:
-                    self._queued -= 1
-            if not acquired:
-                raise self._overloaded(self.waiting)
+                async with asyncio.timeout(self.wait_s):
+                    await future
+            except TimeoutError:
+                if self._leave_line(ticket):
+                    raise self._overloaded(self.waiting) from None
+                # handed the slot just as the wait ran out: it is this call's
+            except BaseException:  # cancelled while waiting (the client went away)
+                if not self._leave_line(ticket):
+                    self._release()
+                raise
         try:
             yield
         finally:
-            self._slots.release()
+            self._release()
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """The same admission for a caller on a thread of its own (it blocks while it waits)."""
+        event = threading.Event()
+        ticket = self._enter(lambda: _Ticket(event.set))
+        if ticket is not None and not event.wait(self.wait_s) and self._leave_line(ticket):
+            raise self._overloaded(self.waiting)
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _enter(self, make_ticket: Callable[[], _Ticket]) -> _Ticket | None:
+        """None when admitted at once, else the ticket now in line; overloaded when the line is full."""
+        with self._lock:
+            if self._running < self.active and not self._line:
+                self._running += 1
+                return None
+            if len(self._line) >= self.waiting:
+                raise self._overloaded(len(self._line))
+            ticket = make_ticket()
+            self._line.append(ticket)
+            return ticket
+
+    def _leave_line(self, ticket: _Ticket) -> bool:
+        """A waiter giving up: True if it left the line, False if it had been handed the slot (it holds
+        it now, and must use or release it)."""
+        with self._lock:
+            if ticket.granted:
+                return False
+            self._line.remove(ticket)
+            return True
+
+    def _release(self) -> None:
+        """A call leaves: its slot goes to the first in line, else it frees up."""
+        with self._lock:
+            while self._line:
+                ticket = self._line.popleft()
+                ticket.granted = True
+                try:
+                    ticket.wake()
+                    return
+                except RuntimeError:  # its event loop has closed: nobody waits on it any more
+                    continue
+            self._running -= 1
 
     @staticmethod
     def _overloaded(waiting: int) -> OverloadedError:

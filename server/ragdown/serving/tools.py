@@ -140,12 +140,12 @@ def guarded(
                 metrics.rejected()
 
     @functools.wraps(tool)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    async def run(*args: Any, **kwargs: Any) -> Any:
         # An argument named like a Python keyword (`from`) arrives under its alias.
         kwargs = {f"{k}_" if keyword.iskeyword(k) else k: v for k, v in kwargs.items()}
         try:
-            with admission.slot():
-                text = capped(tool(*args, **kwargs))
+            # Waits for a slot on the event loop; only the tool itself takes a worker thread.
+            text = await admission.run(lambda: capped(tool(*args, **kwargs)))
         except OverloadedError as error:
             count("overloaded")
             return _error(str(error), error.meta)
