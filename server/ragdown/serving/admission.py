@@ -44,8 +44,8 @@ class OverloadedError(UnavailableError):
 @dataclass
 class CallNotes:
     """What a tool call tells the HTTP response that carries its result. The MCP route sets one per
-    request; a refusal fills it in from the tool's worker thread, which runs in a copy of the
-    request's context (so it sees this same object); the route then adds the headers."""
+    request; a refusal fills it in, from a task or thread the SDK started for the call with a copy
+    of the request's context (a copy that holds this same object); the route then adds the headers."""
 
     retry_after_s: int | None = None
 
