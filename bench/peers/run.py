@@ -427,6 +427,41 @@ def save(path: Path, results: dict[str, Measure], peers: dict[str, Peer], wall: 
     path.write_text(json.dumps(raw, indent=1) + "\n")
 
 
+def reuse(
+    path: Path, names: list[str], queries: list[dict[str, Any]], ctx: Context
+) -> dict[str, tuple[Peer, Measure]]:
+    """The columns of `names` from an earlier run's --json file (say, the peers' columns when only
+    ragdown is measured again). Answers to questions that changed since are dropped, not scored."""
+    earlier = json.loads(path.read_text())
+    wanted = {q["id"]: q for q in queries}
+    columns = {}
+    for name in names:
+        if name not in earlier.get("peers", {}):
+            continue
+        raw = earlier["peers"][name]
+        peer = PEERS[name](ctx)
+        peer.notes = [
+            *raw.get("notes", []),
+            f"measured {earlier['date']} at commit {earlier['commit']} ({path.name})",
+        ]
+        values = dict(raw.get("values", {}))
+        answers = values.get("answers")
+        if answers is not None:
+            same = all(
+                a["id"] in wanted and set(a["labels"]) == set(wanted[a["id"]]["files"]) for a in answers
+            ) and len(answers) == len(queries)
+            if not same:
+                del values["answers"]
+                peer.notes.append(
+                    "its answers were to other questions than queries.json's now, so are not scored"
+                )
+        columns[name] = (
+            peer,
+            Measure(version=raw.get("version", ""), errors=raw.get("errors", {}), values=values),
+        )
+    return columns
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -456,6 +491,11 @@ def main() -> None:
     parser.add_argument("--step-timeout", type=float, default=600, help="seconds for any other command")
     parser.add_argument("--markdown", type=Path, help="also write the section (heading, table, notes) here")
     parser.add_argument("--json", type=Path, help="also write every number and every answer here")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="an earlier run's --json: the table shows its columns for the peers not measured now",
+    )
     args = parser.parse_args()
 
     args.corpus = [
@@ -478,7 +518,13 @@ def main() -> None:
         results[name] = measure_peer(peer, args, queries, root)
         if args.json:  # after every peer, so a long run that is stopped keeps what it measured
             save(args.json, results, peers, time.perf_counter() - started)
-    text = report(args, results, peers, len(queries), time.perf_counter() - started)
+    wall = time.perf_counter() - started
+    if args.reuse:
+        reused = reuse(args.reuse, [n for n in PEERS if n not in results], queries, ctx)
+        peers.update({name: peer for name, (peer, _) in reused.items()})
+        results.update({name: m for name, (_, m) in reused.items()})
+        results = {name: results[name] for name in PEERS if name in results}
+    text = report(args, results, peers, len(queries), wall)
     print("\n" + text)
     if args.markdown:
         args.markdown.write_text(text)
