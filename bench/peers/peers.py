@@ -387,8 +387,8 @@ class BasicMemory(Peer):
             reasons = sorted(set(re.findall(r"\((sqlite3\.\w+)\) ([^\n\[]+)", output)))
             why = "; ".join(f"{kind} {msg.strip()}" for kind, msg in reasons) or "see its log"
             self.notes.append(
-                f"full index: {summary.group(3)} of {summary.group(1)} files failed ({why}); "
-                "the no-change re-index that follows indexes them"
+                f"its full index reported {summary.group(3)} of {summary.group(1)} files failed ({why}); "
+                "the no-change re-index after it reported nothing to do"
             )
 
     def reindex(self, lay: Layout) -> list[str]:
