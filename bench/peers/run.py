@@ -382,7 +382,7 @@ def report(
 ) -> str:
     corpus = " + ".join(f"{c.name}/ ({sum(1 for _ in c.rglob('*.md'))} .md)" for c in args.corpus)
     lines = [
-        f"## Peers — {date.today().isoformat()}, commit {commit()}",
+        f"## Peers — {date.today().isoformat()}, commit {args.commit}",
         "",
         "```",
         command_line(),
@@ -412,11 +412,13 @@ def command_line() -> str:
     return " ".join([".venv/bin/python bench/peers/run.py", *(shlex.quote(a) for a in sys.argv[1:])])
 
 
-def save(path: Path, results: dict[str, Measure], peers: dict[str, Peer], wall: float) -> None:
+def save(
+    path: Path, run_commit: str, results: dict[str, Measure], peers: dict[str, Peer], wall: float
+) -> None:
     """Every number and every answer of this run, with the peers' notes (what --reuse reads back)."""
     raw = {
         "date": date.today().isoformat(),
-        "commit": commit(),
+        "commit": run_commit,
         "command": command_line(),
         "wall_s": round(wall, 1),
         "peers": {
@@ -506,6 +508,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown peers {unknown}; known: {', '.join(PEERS)}")
     queries = load_queries(args.queries)
+    args.commit = commit()  # the commit measured, even if the work tree moves on during a long run
     args.peers_dir.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="ragdown-peers-run-", dir=args.work))
     ctx = Context(peers_dir=args.peers_dir, log_dir=root / "install-logs")
@@ -517,7 +520,7 @@ def main() -> None:
     for name, peer in peers.items():
         results[name] = measure_peer(peer, args, queries, root)
         if args.json:  # after every peer, so a long run that is stopped keeps what it measured
-            save(args.json, results, peers, time.perf_counter() - started)
+            save(args.json, args.commit, results, peers, time.perf_counter() - started)
     wall = time.perf_counter() - started
     if args.reuse:
         reused = reuse(args.reuse, [n for n in PEERS if n not in results], queries, ctx)
