@@ -349,7 +349,7 @@ def table(results: dict[str, Measure], peers: dict[str, Peer], n: int) -> str:
             f"files found in the top {TOP_FILES} (of {n} labelled questions)",
             lambda name, m: cell(m, "answers", answers(None), "session"),
         ),
-        ("— concept / identifier questions", lambda name, m: cell(m, "answers", split, "session")),
+        ("— plain-words / identifier questions", lambda name, m: cell(m, "answers", split, "session")),
         (
             "labelled file ranked first",
             lambda name, m: cell(m, "answers", answers(None, first=True), "session"),
