@@ -17,7 +17,8 @@ pickles the two pools into $FUSION_WORK (default /tmp/fusion); the SciFact index
 nDCG@10 (a document ranks at its best chunk among the first 100) next to runbook top-1 (the 210
 answerable questions, then per type), identifier first and alias first. Variants: `shipped` (RRF +
 `ev` × evidence, lexical weight `w`, routed `routed_w`), `spec` (RRF, min–max for routed queries),
-`rrf`, `dense`, `lexical`, `convex` (`(1 − w)` × cosine + `w` × BM25/top), `adaptive` / `aconvex`
+`pipeline` (the shipped `pipeline.fuse` with MiniLM's settings), `rrf`, `dense`, `lexical`,
+`convex` (`(1 − w)` × cosine + `w` × BM25/top), `adaptive` / `aconvex`
 (the evidence weight or the convex lexical weight following one query feature: `dgap`, `lgap`, …,
 see `features`), `gap` (the rule of docs/search.md#evidence-follows-the-dense-gap), `wrrf` (weighted
 RRF); `lam` adds a document's next-best chunk to each chunk's score. `rm3` runs a second BM25 pass
@@ -386,9 +387,24 @@ def with_document(fused: list[Candidate], lam: float, how: str = "next") -> list
     return by_score(fused)
 
 
+def minilm_settings() -> Any:
+    """An embedder stand-in carrying MiniLM's measured search settings (no model loaded)."""
+    from types import SimpleNamespace
+
+    from ragdown.indexing.embedders.minilm import MINILM
+
+    keys = ("score_evidence", "lexical_weight", "routed_lexical_weight", "gap_evidence")
+    return SimpleNamespace(**{k: getattr(MINILM, k) for k in keys})
+
+
 def fuse(
     name: str, params: dict[str, Any], rankings: Rankings, query: str, alias_boost: bool = True
 ) -> list[Candidate]:
+    if name == "pipeline":  # the shipped rule itself, with MiniLM's measured settings
+        from ragdown.search import pipeline
+        from ragdown.search.policy import SearchPolicy
+
+        return pipeline.fuse(rankings, query, SearchPolicy(), minilm_settings())[0]
     routed = is_routed(query)
     p = {**params, "_routed": routed}
     if routed and "routed" in params:
