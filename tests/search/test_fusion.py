@@ -1,10 +1,24 @@
-"""RRF and routed score fusion (docs/search.md#pools step 6, docs/search.md#identifier-routing)."""
+"""RRF, routed score fusion and the evidence weight (docs/search.md#fusion,
+docs/search.md#identifier-routing, docs/search.md#evidence-follows-the-dense-gap)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragdown.search.fusion import Retrieved, evidence, rrf, rrf_with_evidence, score_fusion
+from ragdown.indexing.embedders.base import GapEvidence
+from ragdown.search.aliases import ALIAS_BOOST
+from ragdown.search.fusion import (
+    Rankings,
+    Retrieved,
+    dense_gap,
+    evidence,
+    evidence_for_gap,
+    rrf,
+    rrf_with_evidence,
+    score_fusion,
+)
+from ragdown.search.pipeline import fuse
+from ragdown.search.policy import SearchPolicy
 
 
 def entry(chunk_id: str, similarity: float, raw: float | None = None) -> Retrieved:
@@ -85,3 +99,105 @@ def test_evidence_breaks_a_rank_tie_by_how_far_apart_the_scores_are() -> None:
     mixed = rrf_with_evidence(close, 0.04, 0.3)
     assert [c.id for c in mixed] == ["l", "d"]
     assert mixed[0].score == pytest.approx(1 / 61 + 1 / 62 + 0.04 * (0.7 * 0.50 + 0.3 * 1.0))
+
+
+# --- the evidence weight follows the dense gap (docs/search.md#evidence-follows-the-dense-gap) -------
+
+RULE = GapEvidence(flat=1.0, clear=0.01, flat_gap=0.10, clear_gap=0.20)
+
+
+def test_dense_gap_is_the_best_cosine_minus_the_tenth() -> None:
+    dense = [entry(f"c{i}", 0.9 - 0.02 * i) for i in range(15)]
+    assert dense_gap({"dense": dense}) == pytest.approx(0.9 - (0.9 - 0.02 * 9))
+    assert dense_gap({"dense": dense[:4]}) == pytest.approx(0.06)  # a shorter pool: its last
+    assert dense_gap({"dense": [], "lexical": [entry("l", 0.5, raw=3.0)]}) == 0.0
+    assert dense_gap({}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("gap", "weight"),
+    [(0.0, 1.0), (0.10, 1.0), (0.125, 0.01**0.25), (0.15, 0.1), (0.20, 0.01), (0.5, 0.01)],
+)
+def test_evidence_weight_is_flat_then_log_linear_then_clear(gap: float, weight: float) -> None:
+    assert evidence_for_gap(gap, RULE) == pytest.approx(weight)
+
+
+class Settings:
+    """What `pipeline.fuse` reads from an embedder."""
+
+    score_evidence = 0.04
+    lexical_weight = 0.3
+    routed_lexical_weight = 0.6
+    gap_evidence: GapEvidence | None = RULE
+
+
+def contest(spread: float, aliases: str = "") -> Rankings:
+    """`ranks` leads by rank (dense 2nd, BM25 1st), `scores` by raw score (dense 1st with a higher cosine,
+    BM25 3rd at 0.95 of the top): RRF prefers `ranks` by 1/62 − 1/63 (0.00026), the evidence `scores` by
+    0.020, so `scores` wins from e ≈ 0.013 up. Eight dense-only chunks step down from 0.55 to `spread`
+    below the best cosine (spread ≥ 0.05): the dense gap."""
+
+    def row(chunk_id: str) -> dict[str, object]:
+        return {"id": chunk_id, "path": f"{chunk_id}.md", "aliases": aliases}
+
+    dense = [Retrieved(row("scores"), 0.60, 0.60), Retrieved(row("ranks"), 0.55, 0.55)]
+    low = 0.60 - spread  # the tenth cosine; the fillers step down to it from `ranks`' 0.55
+    dense += [Retrieved(row(f"d{i}"), 0.55 - (0.55 - low) * (i + 1) / 8, 0.0) for i in range(8)]
+    lexical = [
+        Retrieved(row("ranks"), 0.55, 10.0),
+        Retrieved(row("other"), 0.20, 9.8),
+        Retrieved(row("scores"), 0.60, 9.5),
+    ]
+    return {"dense": dense, "lexical": lexical}
+
+
+def fused_order(rankings: Rankings, query: str, policy: SearchPolicy | None = None) -> list[str]:
+    fused, _ = fuse(rankings, query, policy or SearchPolicy(), Settings())  # type: ignore[arg-type]
+    return [c.id for c in fused[:2]]
+
+
+def test_a_flat_dense_top_lets_the_raw_scores_decide_and_a_clear_one_the_ranks() -> None:
+    query = "which chunk answers this"
+    assert dense_gap(contest(0.05)) == pytest.approx(0.05)
+    assert fused_order(contest(0.05), query) == ["scores", "ranks"]  # gap 0.05: e = 1
+    assert fused_order(contest(0.30), query) == ["ranks", "scores"]  # gap 0.30: e = 0.01
+    # the measured constant weight, what the embedder had before: the evidence wins here either way
+    fixed = SearchPolicy(score_evidence=0.04)
+    assert (
+        fused_order(contest(0.05), query, fixed)
+        == fused_order(contest(0.30), query, fixed)
+        == [
+            "scores",
+            "ranks",
+        ]
+    )
+    assert fused_order(contest(0.30), query, SearchPolicy(score_evidence=0.0)) == ["ranks", "scores"]
+
+
+def test_the_fused_score_is_rrf_plus_the_gap_weighted_evidence() -> None:
+    rankings = contest(0.15)  # gap 0.15: e = 0.1
+    fused, routed = fuse(rankings, "which chunk answers this", SearchPolicy(), Settings())  # type: ignore[arg-type]
+    assert not routed
+    expected = rrf_with_evidence(contest(0.15), 0.1, 0.3)
+    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]
+
+
+def test_routed_and_alias_naming_queries_keep_the_measured_weight() -> None:
+    routed = "which chunk runs pg_restore"
+    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(), Settings())  # type: ignore[arg-type]
+    assert was_routed
+    expected = rrf_with_evidence(contest(0.05), 0.04, 0.6)
+    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]
+    # a codename leaves the dense side flat; the boost lifts every chunk alike, the 0.04 evidence orders them
+    named, _ = fuse(contest(0.05, "Basalt"), "what does Basalt run", SearchPolicy(), Settings())  # type: ignore[arg-type]
+    plain = rrf_with_evidence(contest(0.05, "Basalt"), 0.04, 0.3)
+    assert [(c.id, c.score) for c in named] == [(c.id, pytest.approx(c.score + ALIAS_BOOST)) for c in plain]
+
+
+def test_an_embedder_without_the_rule_keeps_its_constant_weight() -> None:
+    class Constant(Settings):
+        gap_evidence = None
+
+    fused, _ = fuse(contest(0.05), "which chunk answers this", SearchPolicy(), Constant())  # type: ignore[arg-type]
+    expected = rrf_with_evidence(contest(0.05), 0.04, 0.3)
+    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from ragdown.search.fusion import RRF_K, Candidate, by_score
 
@@ -32,12 +33,24 @@ def named_alias(query: str, aliases: Iterable[str]) -> str | None:
     return None
 
 
-def boost_aliases(candidates: list[Candidate], query: str) -> list[Candidate]:
-    """Add one rank-1 RRF share, once, to every candidate of each document the query names by alias."""
+def named_documents(rows: Iterable[dict[str, Any]], query: str) -> set[str]:
+    """The paths, among these rows', of the documents the query names by alias."""
     named: dict[str, bool] = {}
+    for row in rows:
+        path = str(row["path"])
+        if path not in named:
+            named[path] = named_alias(query, row_aliases(row)) is not None
+    return {path for path, yes in named.items() if yes}
+
+
+def boost_aliases(candidates: list[Candidate], query: str, named: set[str] | None = None) -> list[Candidate]:
+    """Add one rank-1 RRF share, once, to every candidate of each document the query names by alias
+    (`named`, when the caller has already found them)."""
+    if named is None:
+        named = named_documents((c.row for c in candidates), query)
+    if not named:
+        return candidates
     for candidate in candidates:
-        if candidate.path not in named:
-            named[candidate.path] = named_alias(query, row_aliases(candidate.row)) is not None
-        if named[candidate.path]:
+        if candidate.path in named:
             candidate.score += ALIAS_BOOST
-    return by_score(candidates) if any(named.values()) else candidates
+    return by_score(candidates)

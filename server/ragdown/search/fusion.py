@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ragdown.indexing.embedders.base import GapEvidence
+
 RRF_K = 60
 ROUTED_LEXICAL_WEIGHT = 0.8
+GAP_DEPTH = 10  # the dense gap is the best cosine minus the tenth
 
 
 class Retrieved(NamedTuple):
@@ -103,3 +107,17 @@ def rrf_with_evidence(
     for candidate in fused:
         candidate.score += weight * scores[candidate.id]
     return by_score(fused)
+
+
+def dense_gap(rankings: Rankings) -> float:
+    """How clearly the dense side's best chunk stands out: its cosine minus the tenth's (the last's in a
+    shorter pool; 0 without dense hits). docs/search.md#evidence-follows-the-dense-gap"""
+    top = rankings.get("dense", [])[:GAP_DEPTH]
+    return top[0].similarity - top[-1].similarity if top else 0.0
+
+
+def evidence_for_gap(gap: float, rule: GapEvidence) -> float:
+    """`rule.flat` at a gap of `flat_gap` or less, `rule.clear` at `clear_gap` or more, log-linear
+    between: a flat dense top lets the raw scores decide, a clear one leaves it to the ranks."""
+    t = min(1.0, max(0.0, (gap - rule.flat_gap) / (rule.clear_gap - rule.flat_gap)))
+    return math.exp((1.0 - t) * math.log(rule.flat) + t * math.log(rule.clear))

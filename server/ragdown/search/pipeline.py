@@ -1,7 +1,7 @@
 """The search pipeline of docs/search.md#pipeline, composed from one module per rule.
 
-retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence + alias boost)
-→ per-document cap → limit → follow links (within the linking document's folder).
+retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence weighted by the
+dense gap + alias boost) → per-document cap → limit → follow links (within the linking document's folder).
 """
 
 from __future__ import annotations
@@ -13,10 +13,17 @@ import numpy as np
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.abstention import knows_nothing
-from ragdown.search.aliases import boost_aliases
+from ragdown.search.aliases import boost_aliases, named_documents
 from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
-from ragdown.search.fusion import Candidate, Rankings, rrf_with_evidence, score_fusion
+from ragdown.search.fusion import (
+    Candidate,
+    Rankings,
+    dense_gap,
+    evidence_for_gap,
+    rrf_with_evidence,
+    score_fusion,
+)
 from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
 from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.policy import SearchPolicy
@@ -36,16 +43,20 @@ class SearchOutcome:
 def fuse(
     rankings: Rankings, query: str, policy: SearchPolicy, embedder: Embedder
 ) -> tuple[list[Candidate], bool]:
-    """A query that names something leans on BM25; every other query gets RRF (plus the score
-    evidence the embedder measured a weight for) and the alias boost."""
+    """A query that names something leans on BM25; every other query gets RRF plus the score evidence
+    (its weight following the dense gap where the embedder measured that) and the alias boost."""
     weight = policy.score_evidence if policy.score_evidence is not None else embedder.score_evidence
     routed = policy.route_identifiers and is_routed(query)
     if routed and weight == 0:
         return score_fusion(rankings), True
     if routed:
         return rrf_with_evidence(rankings, weight, embedder.routed_lexical_weight), True
+    named = named_documents((e.row for ranked in rankings.values() for e in ranked), query)
+    rule = embedder.gap_evidence
+    if policy.score_evidence is None and rule is not None and not named:
+        weight = evidence_for_gap(dense_gap(rankings), rule)  # docs/search.md#evidence-follows-the-dense-gap
     fused = rrf_with_evidence(rankings, weight, embedder.lexical_weight)
-    return (boost_aliases(fused, query) if policy.alias_boost else fused), False
+    return (boost_aliases(fused, query, named) if policy.alias_boost else fused), False
 
 
 def run_search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -16,6 +17,18 @@ Vectors = npt.NDArray[np.float32]
 
 class EmbedderError(UnavailableError, RuntimeError):
     """A model that cannot be loaded or an endpoint that cannot embed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class GapEvidence:
+    """The score evidence's weight for a plain query, following how clearly the dense side's best chunk
+    stands out (docs/search.md#evidence-follows-the-dense-gap): `flat` at a top-1 − top-10 cosine gap
+    of `flat_gap` or less, `clear` at `clear_gap` or more, log-linear between."""
+
+    flat: float
+    clear: float
+    flat_gap: float
+    clear_gap: float
 
 
 class Embedder(ABC):
@@ -40,6 +53,8 @@ class Embedder(ABC):
     score_evidence: float = 0.0
     lexical_weight: float = 0.3
     routed_lexical_weight: float = 0.6
+    # When measured, a plain query's evidence weight follows the dense gap instead of `score_evidence`.
+    gap_evidence: GapEvidence | None = None
 
     @abstractmethod
     def embed(self, texts: list[str], kind: EmbedKind) -> Vectors:

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
+from ragdown.indexing.embedders.base import (
+    Embedder,
+    EmbedderError,
+    EmbedKind,
+    GapEvidence,
+    Vectors,
+    normalise_rows,
+)
 from ragdown.indexing.embedders.files import sha256_file
 from ragdown.indexing.embedders.settings import embedder_settings
 
@@ -39,6 +46,7 @@ class OnnxModelSpec:
     score_evidence: float = 0.0
     lexical_weight: float = 0.3
     routed_lexical_weight: float = 0.6
+    gap_evidence: GapEvidence | None = None
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -107,6 +115,7 @@ class OnnxEmbedder(Embedder):
         self.score_evidence = spec.score_evidence
         self.lexical_weight = spec.lexical_weight
         self.routed_lexical_weight = spec.routed_lexical_weight
+        self.gap_evidence = spec.gap_evidence
         self.unrelated = spec.unrelated
         self.model_path = model_path
         self.threads = max(1, threads)
