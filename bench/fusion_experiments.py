@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import paired_bootstrap
 from ragdown.search.aliases import boost_aliases
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import (
@@ -95,15 +96,8 @@ def pools(engine: Any, queries: list[str], limit: int) -> dict[str, Rankings]:
 
 
 def open_runbooks(data: Path) -> tuple[Any, Any, dict[str, Any]]:
-    from runbooks import (
-        ALIASES,
-        alias_probes,
-        aliased_markdown,
-        identifier_probes,
-        open_index,
-        standard_probes,
-    )
-    from runbooks_gen import generate, render_doc
+    from runbooks import alias_probes, identifier_probes, open_index, standard_probes, write_corpora
+    from runbooks_gen import generate
 
     corpus = generate()
     sets = {
@@ -111,13 +105,7 @@ def open_runbooks(data: Path) -> tuple[Any, Any, dict[str, Any]]:
         "identifier": identifier_probes(corpus),
         "alias": alias_probes(corpus),
     }
-    root = Path(tempfile.mkdtemp(prefix="fusion-runbooks-"))
-    docs, aliased = root / "runbooks", root / "aliased"
-    docs.mkdir()
-    aliased.mkdir()
-    for d, alias in zip(corpus.docs, ALIASES, strict=True):
-        (docs / f"{d.slug}.md").write_text(render_doc(d, "md"), encoding="utf-8")
-        (aliased / f"{d.slug}.md").write_text(aliased_markdown(d, alias), encoding="utf-8")
+    docs, aliased = write_corpora(corpus, Path(tempfile.mkdtemp(prefix="fusion-runbooks-")))
     engine, _, _ = open_index(docs, data / "runbooks", "minilm")
     alias_engine, _, _ = open_index(aliased, data / "aliased", "minilm")
     return engine, alias_engine, sets
@@ -547,14 +535,7 @@ def cmd_paired(args: argparse.Namespace) -> None:
     bench = Bench(args.split, args.rm3)
     a = np.array(bench.scifact_ndcg(*parse(args.a), per_query=True))
     b = np.array(bench.scifact_ndcg(*parse(args.b), per_query=True))
-    diff = b - a
-    rng = np.random.default_rng(0)
-    boots = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(2000)]
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    print(
-        f"A {a.mean():.4f}  B {b.mean():.4f}  diff {diff.mean():+.4f} (95% CI {lo:+.4f}..{hi:+.4f}); "
-        f"B better on {(diff > 0).sum()} queries, worse on {(diff < 0).sum()}"
-    )
+    print(paired_bootstrap(a, b))
 
 
 def cmd_misses(args: argparse.Namespace) -> None:

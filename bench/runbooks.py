@@ -555,6 +555,17 @@ def open_index(docs: Path, data_dir: Path, embedder: str) -> tuple[Engine, float
     return engine, time.perf_counter() - started, engine.store.count_rows()
 
 
+def write_corpora(corpus: Any, root: Path) -> tuple[Path, Path]:
+    """The runbooks as Markdown under `root/runbooks`, and each with its alias under `root/aliased`."""
+    docs, aliased = root / "runbooks", root / "aliased"
+    docs.mkdir()
+    aliased.mkdir()
+    for d, alias in zip(corpus.docs, ALIASES, strict=True):
+        (docs / f"{d.slug}.md").write_text(render_doc(d, "md"), encoding="utf-8")
+        (aliased / f"{d.slug}.md").write_text(aliased_markdown(d, alias), encoding="utf-8")
+    return docs, aliased
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -576,12 +587,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="ragdown-runbooks-") as tmp:
         root = Path(tmp)
-        docs, aliased = root / "runbooks", root / "aliased"
-        docs.mkdir()
-        aliased.mkdir()
-        for d, alias in zip(corpus.docs, ALIASES, strict=True):
-            (docs / f"{d.slug}.md").write_text(render_doc(d, "md"), encoding="utf-8")
-            (aliased / f"{d.slug}.md").write_text(aliased_markdown(d, alias), encoding="utf-8")
+        docs, aliased = write_corpora(corpus, root)
         data = args.data_dir or root / "data"
         engine, index_s, chunks = open_index(docs, data / "runbooks", args.embedder)
         started = time.perf_counter()

@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import paired_bootstrap
 from scifact import load_queries
 
 WORK = Path(os.environ.get("SFX_WORK", "/tmp/sfx"))  # another folder per chunking variant
@@ -547,14 +548,7 @@ def cmd_paired(args: argparse.Namespace) -> None:
     data = Data(args.split, args.dense)
     a = per_query_ndcg(run_any(data, json.loads(args.a)), data.qrels)
     b = per_query_ndcg(run_any(data, json.loads(args.b)), data.qrels)
-    diff = b - a
-    rng = np.random.default_rng(0)
-    boots = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(2000)]
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    print(
-        f"A {a.mean():.4f}  B {b.mean():.4f}  diff {diff.mean():+.4f} (95% CI {lo:+.4f}..{hi:+.4f}); "
-        f"B better on {(diff > 0).sum()}, worse on {(diff < 0).sum()} queries"
-    )
+    print(paired_bootstrap(a, b))
 
 
 def main() -> None:
