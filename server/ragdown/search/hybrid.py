@@ -119,13 +119,10 @@ def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str 
 
 
 def _dense_in_memory(
-    store: ChunkStore, vector: np.ndarray, pool: int, prefilter: Prefilter
-) -> list[Retrieved] | None:
-    """The dense pool from the in-memory snapshot of a flat-scan table (None when there is none):
-    the same cosine ranking LanceDB's flat scan gives, without its per-query overhead."""
-    snapshot = store.vector_snapshot(HIT_COLUMNS)
-    if snapshot is None:
-        return None
+    snapshot: VectorSnapshot, vector: np.ndarray, pool: int, prefilter: Prefilter
+) -> list[Retrieved]:
+    """The dense pool from the in-memory snapshot of a flat-scan table: the same cosine ranking
+    LanceDB's flat scan gives, without its per-query overhead."""
     # One product over every row beats gathering the passing rows' vectors first.
     every = snapshot.vectors @ vector
     if prefilter.narrows:
@@ -184,13 +181,14 @@ def retrieve(
     `where` always goes through LanceDB (benchmarks compare both). `lexical` is the BM25 pool
     `start_lexical` began for this query and `where`; True starts it here.
     """
-    prefilter = where if isinstance(where, Prefilter) else None
-    sql = _sql(where)
     if lexical is True:
         lexical = start_lexical(store, query, pool, where)
-    dense = _dense_in_memory(store, vector, pool, prefilter) if prefilter is not None else None
-    if dense is None:
-        dense = _dense_ranking(store, vector, pool, sql)
+    # One look at the snapshot serves both sides: the BM25 pool's ids are read against it.
+    snapshot = lexical.snapshot if isinstance(lexical, LexicalPool) else _snapshot_for(store, where)
+    if snapshot is not None and isinstance(where, Prefilter):
+        dense = _dense_in_memory(snapshot, vector, pool, where)
+    else:
+        dense = _dense_ranking(store, vector, pool, _sql(where))
     rankings: Rankings = {"dense": dense}
     if isinstance(lexical, LexicalPool):
         rankings["lexical"] = _lexical_ranking(lexical.rows.result(), vector, lexical.snapshot)

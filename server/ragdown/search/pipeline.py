@@ -71,7 +71,6 @@ def run_search(
     policy = policy or SearchPolicy()
     store.refresh()
     prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())
-    where = prefilter.sql()
     lexical = start_lexical(store, query, pool_size(limit), prefilter)
     vector = embedder.embed_query(query)
     rankings = retrieve(store, query, vector, pool_size(limit), prefilter, lexical)
@@ -82,5 +81,5 @@ def run_search(
     hits = [to_hit(c) for c in ranked[:limit]]
     if policy.follow_links > 0:
         resolver = LinkResolver(store.document_aliases(), folder_of)
-        hits = follow_links(hits, policy.follow_links, resolver, store, where, vector, limit)
+        hits = follow_links(hits, policy.follow_links, resolver, store, prefilter.sql(), vector, limit)
     return SearchOutcome(hits, routed, False, vector)
