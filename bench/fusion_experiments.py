@@ -53,6 +53,8 @@ from ragdown.search.fusion import (
     Rankings,
     Retrieved,
     by_score,
+    evidence,
+    merge,
     rrf,
     rrf_with_evidence,
     score_fusion,
@@ -184,8 +186,8 @@ def _convex3(rankings: Rankings, _query: str, p: dict[str, Any]) -> list[Candida
     """Convex with the BM25 part mixed from the first and the expanded (rm3) pass."""
     w = p.get("routed_w", p.get("w", 0.3)) if p["_routed"] else p.get("w", 0.3)
     m = p.get("m", 0.5)
-    a = convex_scores({k: v for k, v in rankings.items() if k != "rm3"}, 1.0)
-    b = convex_scores({"dense": [], "lexical": rankings.get("rm3", [])}, 1.0)
+    a = evidence({k: v for k, v in rankings.items() if k != "rm3"}, 1.0)
+    b = evidence({"dense": [], "lexical": rankings.get("rm3", [])}, 1.0)
     cands = merged(rankings)
     for c in cands:
         bm = (1 - m) * a.get(c.id, 0.0) + m * b.get(c.id, 0.0)
@@ -206,7 +208,7 @@ def _aconvex(rankings: Rankings, query: str, p: dict[str, Any]) -> list[Candidat
     if p.get("feat2"):
         w += p.get("s2", 0.0) * (f[p["feat2"]] - p.get("c2", 0.0))
     w = min(1.0, max(0.0, w))
-    s = convex_scores(rankings, w)
+    s = evidence(rankings, w)
     cands = merged(rankings)
     for c in cands:
         c.score = s[c.id]
@@ -219,20 +221,13 @@ def _wrrf(rankings: Rankings, query: str, p: dict[str, Any]) -> list[Candidate]:
     wd = p.get("wd", 1.0)
     weights = {"dense": wd, "lexical": 2 - wd}
     k = p.get("k", RRF_K)
-    out: dict[str, Candidate] = {}
-    for side, ranked in rankings.items():
-        for rank, e in enumerate(ranked):
-            c = out.get(e.row["id"])
-            if c is None:
-                c = out[e.row["id"]] = Candidate(e.row, e.similarity)
-            c.score += weights.get(side, 0.0) / (k + rank + 1)
-            c.sources.append(side)
+    out = merge(rankings, lambda side, rank, _entry: weights.get(side, 0.0) / (k + rank + 1))
     ev = p.get("ev", 0.04)
     w = p.get("routed_w", 0.6) if p["_routed"] else p.get("w", 0.3)
-    s = convex_scores(rankings, w)
-    for c in out.values():
+    s = evidence(rankings, w)
+    for c in out:
         c.score += ev * s[c.id]
-    return by_score(list(out.values()))
+    return by_score(out)
 
 
 def names_alias(rankings: Rankings, query: str) -> bool:
@@ -281,33 +276,15 @@ def _shipped(rankings: Rankings, query: str, p: dict[str, Any]) -> list[Candidat
     return rrf_with_evidence(rankings, p.get("ev", 0.04), w, p.get("k", RRF_K))
 
 
-def top_bm25(rankings: Rankings) -> float:
-    return max((e.raw for e in rankings.get("lexical", [])), default=0.0)
-
-
-def convex_scores(rankings: Rankings, w: float) -> dict[str, float]:
-    top = top_bm25(rankings)
-    bm25 = {e.row["id"]: e.raw / top for e in rankings.get("lexical", [])} if top > 0 else {}
-    cos = {e.row["id"]: e.similarity for ranked in rankings.values() for e in ranked}
-    return {i: (1 - w) * c + w * bm25.get(i, 0.0) for i, c in cos.items()}
-
-
 def merged(rankings: Rankings) -> list[Candidate]:
     """One candidate per chunk, dense first, sources recorded, score 0."""
-    out: dict[str, Candidate] = {}
-    for side, ranked in rankings.items():
-        for e in ranked:
-            c = out.get(e.row["id"])
-            if c is None:
-                c = out[e.row["id"]] = Candidate(e.row, e.similarity)
-            c.sources.append(side)
-    return list(out.values())
+    return merge(rankings, lambda _side, _rank, _entry: 0.0)
 
 
 @variant("convex")
 def _convex(rankings: Rankings, _query: str, p: dict[str, Any]) -> list[Candidate]:
     w = p.get("routed_w", p.get("w", 0.3)) if p["_routed"] else p.get("w", 0.3)
-    s = convex_scores(rankings, w)
+    s = evidence(rankings, w)
     cands = merged(rankings)
     for c in cands:
         c.score = s[c.id]

@@ -43,7 +43,7 @@ class Candidate:
         return str(self.row["id"])
 
 
-def _merge(rankings: Rankings, share: Any) -> list[Candidate]:
+def merge(rankings: Rankings, share: Any) -> list[Candidate]:
     """One candidate per chunk, in first-insertion order (dense first), scored by summing `share`."""
     fused: dict[str, Candidate] = {}
     for source, ranked in rankings.items():
@@ -63,7 +63,7 @@ def by_score(candidates: list[Candidate]) -> list[Candidate]:
 
 def rrf(rankings: Rankings, k: int = RRF_K) -> list[Candidate]:
     """Add 1/(k + rank + 1) per list."""
-    return by_score(_merge(rankings, lambda _source, rank, _entry: 1.0 / (k + rank + 1)))
+    return by_score(merge(rankings, lambda _source, rank, _entry: 1.0 / (k + rank + 1)))
 
 
 def _min_max(values: list[float]) -> tuple[float, float]:
@@ -81,7 +81,7 @@ def score_fusion(rankings: Rankings, lexical_weight: float = ROUTED_LEXICAL_WEIG
         normalised = 1.0 if high == low else (entry.raw - low) / (high - low)
         return weights.get(source, 0.0) * normalised
 
-    return by_score(_merge(rankings, share))
+    return by_score(merge(rankings, share))
 
 
 def evidence(rankings: Rankings, lexical_weight: float) -> dict[str, float]:
