@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ragdown.documents.chunks import breadcrumb
-from ragdown.search.hybrid import Hit
+
+if TYPE_CHECKING:  # hybrid brings numpy and pyarrow; the tools import this before a search needs them
+    from ragdown.search.hybrid import Hit
 
 
 def changed_date(mtime_ms: float) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdown.search.format import format_hit
-from ragdown.search.hybrid import Hit
+
+if TYPE_CHECKING:  # hybrid brings numpy and pyarrow; the tools import this before a search needs them
+    from ragdown.search.hybrid import Hit
 
 NO_MATCHES = "No matching documents."
 

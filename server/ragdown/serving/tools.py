@@ -25,6 +25,7 @@ from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.serving.admission import Admission, OverloadedError
+from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.tool_server import ONE_OR_MANY, Strings, ToolServer
 
@@ -258,8 +259,6 @@ def stats_json(
     }
     if include_files:
         stats["file_list"] = [{"path": shown_as(e.path), "chunks": e.chunks} for e in entries]
-    from ragdown.serving.formats import compact
-
     return compact(stats)
 
 
@@ -279,7 +278,6 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         """Search the documents (BM25 + embeddings) and return the best sections, each with its path
         and line range. Use ragdown_read_doc to read around a hit."""
         from ragdown.search.filters import SearchFilters
-        from ragdown.serving.formats import compact, hit_json, hits_text
 
         filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by)
         started = time.perf_counter()
@@ -377,8 +375,6 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
 
     def ragdown_reindex(full: bool = False) -> str:
         """Sync the index with the files now (full: re-embed everything, at most every ten minutes)."""
-        from ragdown.serving.formats import compact
-
         if full:
             engine.claim_full_reindex()
         return compact(report_in_view(engine.sync(full=full), scope.contains, scope.relative))
@@ -392,7 +388,6 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     def ragdown_backlinks(path: Annotated[str, Field(min_length=1)]) -> str:
         """The documents that link to `path` (wikilinks, aliases, relative links), with the lines."""
         from ragdown.editing import backlinks_of
-        from ragdown.serving.formats import compact
 
         return compact(backlinks_of(place(), path))
 
