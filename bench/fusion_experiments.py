@@ -634,9 +634,8 @@ def cmd_rm3(args: argparse.Namespace) -> None:
             vector = engine.embedder.embed_query(q)
             n = len(rankings.get("lexical", [])) or len(rankings["dense"])
             pool = max(n, len(rankings["dense"]))
-            second = lite(
-                {"lexical": _lexical_ranking(_lexical_rows(engine.store, expanded, pool, None), vector)}
-            )
+            rows = _lexical_rows(engine.store, expanded, pool, None, None)
+            second = lite({"lexical": _lexical_ranking(rows, vector, None)})
             out[q] = {**rankings, "rm3": second["lexical"] or rankings.get("lexical", [])}
         ms = (time.perf_counter() - started) / max(1, len(pools_)) * 1000
         save(f"rm3_{tag}_{name}.pkl", out)

@@ -4,6 +4,7 @@ and the in-memory dense pool ranks exactly as LanceDB's flat scan does."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from ragdown.engine import Engine
 from ragdown.indexing import store as store_module
 from ragdown.search.filters import Prefilter, SearchFilters
+from ragdown.search.fusion import Retrieved
 from ragdown.search.hybrid import HIT_COLUMNS, _lexical_ranking, retrieve
 from tests.conftest import WriteDoc
 
@@ -74,18 +76,32 @@ def test_the_in_memory_dense_pool_matches_lancedb(engine: Engine, filters: Searc
 
 
 @pytest.mark.parametrize("filters", FILTERS)
+@pytest.mark.parametrize("postings", [False, True])
 def test_the_lexical_pool_read_against_memory_matches_lancedbs_rows(
-    engine: Engine, filters: SearchFilters
+    engine: Engine, filters: SearchFilters, postings: bool
 ) -> None:
-    """With a snapshot, BM25 returns ids and scores and the rows and vectors come from memory; without
-    one, LanceDB returns them. The same entries either way."""
+    """With a snapshot, BM25 comes from its postings once they are built (docs/search.md#bm25-from-memory),
+    before that as ids and scores from LanceDB, and the rows and vectors from memory; without one,
+    LanceDB returns them all. The same entries every way."""
+    snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
+    assert snapshot is not None
+    engine.store.wait_for_lexicon()
+    if not postings:
+        object.__setattr__(snapshot, "lexicon_build", Future())  # as while the build is under way
     prefilter = Prefilter(filters, engine.store.superseded_paths())
     query = "redis notes for alpha"
     vector = engine.embedder.embed_query(query)
     memory = retrieve(engine.store, query, vector, 50, prefilter)["lexical"]
     lance = retrieve(engine.store, query, vector, 50, prefilter.sql())["lexical"]
-    assert [(e.row, e.raw) for e in memory] == [(e.row, e.raw) for e in lance]
-    assert [e.similarity for e in memory] == pytest.approx([e.similarity for e in lance], abs=1e-6)
+
+    def entries(pool: list[Retrieved]) -> list[tuple[float, str]]:
+        return sorted((-round(e.raw, 4), e.row["id"]) for e in pool)  # rows with equal scores may swap
+
+    assert entries(memory) == entries(lance)
+    by_id = {e.row["id"]: e for e in lance}
+    for entry in memory:
+        assert entry.row == by_id[entry.row["id"]].row
+        assert entry.similarity == pytest.approx(by_id[entry.row["id"]].similarity, abs=1e-6)
     if filters == SearchFilters():
         assert len(memory) >= 5  # the comparison is not vacuous
 

@@ -96,18 +96,23 @@ def _lexical_ranking(
     scores = table.column("_score").to_pylist()
     if snapshot is None:
         rows = table.drop_columns(["vector", "_score"]).to_pylist()
-        vectors = vectors_of(table)
-    else:
-        # A row written after the snapshot was taken is left out, as the dense side leaves it out.
-        ids = table.column("id").to_pylist()
-        found = [(snapshot.positions.get(i), s) for i, s in zip(ids, scores, strict=True)]
-        kept = [(p, s) for p, s in found if p is not None]
-        positions = np.array([p for p, _ in kept], dtype=np.int64)
-        scores = [s for _, s in kept]
-        rows = snapshot.columns.take(pa.array(positions)).to_pylist()
-        vectors = snapshot.vectors[positions]
-    # The same cosine the dense side reports: the vectors are unit length.
-    similarities = vectors @ vector
+        # The same cosine the dense side reports: the vectors are unit length.
+        similarities = vectors_of(table) @ vector
+        return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
+    # A row written after the snapshot was taken is left out, as the dense side leaves it out.
+    ids = table.column("id").to_pylist()
+    found = [(snapshot.positions.get(i), s) for i, s in zip(ids, scores, strict=True)]
+    kept = [(p, s) for p, s in found if p is not None]
+    positions = np.array([p for p, _ in kept], dtype=np.int64)
+    return _ranking_from_memory(snapshot, positions, [s for _, s in kept], vector)
+
+
+def _ranking_from_memory(
+    snapshot: VectorSnapshot, positions: np.ndarray, scores: list[float], vector: np.ndarray
+) -> list[Retrieved]:
+    """The rows at `positions` of the snapshot, with their BM25 `scores` and cosines."""
+    rows = snapshot.columns.take(pa.array(positions, type=pa.int64())).to_pylist()
+    similarities = snapshot.vectors[positions] @ vector
     return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
 
 
@@ -146,10 +151,12 @@ def _sql(where: Prefilter | str | None) -> str | None:
 
 @dataclass(frozen=True)
 class LexicalPool:
-    """A BM25 pool being fetched, and the snapshot its ids are read against (None: full rows)."""
+    """A BM25 pool: found in memory (`found`: positions in `snapshot` and scores), or being fetched
+    from LanceDB (`rows`), its ids read against `snapshot` (None: LanceDB returns full rows)."""
 
-    rows: Future[pa.Table | None]
     snapshot: VectorSnapshot | None
+    rows: Future[pa.Table | None] | None = None
+    found: tuple[np.ndarray, list[float]] | None = None
 
 
 def _snapshot_for(store: ChunkStore, where: Prefilter | str | None) -> VectorSnapshot | None:
@@ -159,12 +166,19 @@ def _snapshot_for(store: ChunkStore, where: Prefilter | str | None) -> VectorSna
 def start_lexical(
     store: ChunkStore, query: str, pool: int, where: Prefilter | str | None
 ) -> LexicalPool | None:
-    """The BM25 pool, started in the background (None for a query without words): it needs no
-    query vector, so it runs while the query is embedded (docs/search.md#pipeline)."""
+    """The BM25 pool (None for a query without words): from the snapshot's postings when they are
+    built, else started in the background, as it needs no query vector and runs while the query is
+    embedded (docs/search.md#pipeline, #bm25-from-memory)."""
     if _HAS_WORD_RE.search(query) is None:
         return None
     snapshot = _snapshot_for(store, where)
-    return LexicalPool(_RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where), snapshot), snapshot)
+    lexicon = snapshot.lexicon() if snapshot is not None else None
+    if snapshot is not None and lexicon is not None and isinstance(where, Prefilter):
+        keep = where.mask(snapshot.columns) if where.narrows else None
+        positions, scores = lexicon.top(query, pool, keep)
+        return LexicalPool(snapshot, found=(positions, scores.tolist()))
+    rows = _RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where), snapshot)
+    return LexicalPool(snapshot, rows=rows)
 
 
 def retrieve(
@@ -191,7 +205,11 @@ def retrieve(
         dense = _dense_ranking(store, vector, pool, _sql(where))
     rankings: Rankings = {"dense": dense}
     if isinstance(lexical, LexicalPool):
-        rankings["lexical"] = _lexical_ranking(lexical.rows.result(), vector, lexical.snapshot)
+        if lexical.found is not None and lexical.snapshot is not None:
+            positions, scores = lexical.found
+            rankings["lexical"] = _ranking_from_memory(lexical.snapshot, positions, scores, vector)
+        elif lexical.rows is not None:
+            rankings["lexical"] = _lexical_ranking(lexical.rows.result(), vector, lexical.snapshot)
     return rankings
 
 

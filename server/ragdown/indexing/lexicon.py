@@ -1,0 +1,185 @@
+"""BM25 over the in-memory snapshot, scored as LanceDB's full-text index scores it
+(docs/search.md#bm25-from-memory).
+
+A LanceDB full-text query costs ~4 ms of fixed overhead even on a few thousand rows, while the
+arithmetic is well under a millisecond. While a table is small enough to be held in memory, the
+lexical pool is answered here instead, from postings built once per table version.
+
+The analysis repeats the chain LanceDB's default `FTS()` index runs (tantivy's filters, in this
+order): split into runs of letters and digits, drop tokens of 40 bytes or more, lower-case, stem
+(Snowball English), drop English stop words (after stemming, as LanceDB does), fold accented
+Latin letters to ASCII. The score is Okapi BM25 with k1 = 1.2, b = 0.75 and
+idf = ln(1 + (N - n + 0.5) / (n + 0.5)), a query term counted as often as it is repeated.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+K1 = 1.2
+B = 0.75
+MAX_TOKEN_BYTES = 40  # tokens this long or longer are dropped (tantivy's RemoveLongFilter)
+# The English stop words LanceDB drops: NLTK's list, as single tokens (a contraction's pieces are
+# listed on their own: "don", "t"). Found by indexing every word of the benchmark corpora.
+_STOP_WORD_LIST = """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
+    she her hers herself it its itself they them their theirs themselves what which who whom
+    this that these those am is are was were be been being have has had having do does did doing
+    a an the and but if or because as until while of at by for with about against between into
+    through during before after above below to from up down in out on off over under again
+    further then once here there when where why how all any both each few more most other some
+    such no nor not only own same so than too very s t can will just don should now d ll m o re
+    ve y ain aren couldn didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn
+    weren won wouldn
+"""
+STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
+# Runs of letters and digits (Python's \w without the underscore): tantivy's simple tokenizer.
+_WORD_RE = re.compile(r"[^\W_]+")
+# Letters NFKD does not take apart, folded as LanceDB folds them.
+_SPECIAL_FOLDS = {
+    "ß": "ss",
+    "æ": "ae",
+    "ø": "o",
+    "œ": "oe",
+    "đ": "d",
+    "ð": "d",
+    "ł": "l",
+    "þ": "th",
+    "ı": "i",
+}
+_CACHE_LIMIT = 500_000  # distinct words remembered before the cache starts over
+
+
+def _fold_char(char: str) -> str:
+    if char in _SPECIAL_FOLDS:
+        return _SPECIAL_FOLDS[char]
+    plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    return plain if plain and plain.isascii() else char
+
+
+def _fold(term: str) -> str:
+    """Letters and digits with an ASCII form to it (é → e, ﬁ → fi, ² → 2); others as they are
+    (Greek, Cyrillic and CJK keep their marks, as LanceDB keeps them)."""
+    return term if term.isascii() else "".join(_fold_char(c) for c in term)
+
+
+class Analyzer:
+    """Text to index terms. Thread-safe; remembers each distinct word's term."""
+
+    def __init__(self) -> None:
+        self._stemmer: Any = None  # loaded on first use: a one-shot command may never need it
+        self._terms: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+
+    def _term(self, word: str) -> str | None:
+        if len(word.encode("utf-8")) >= MAX_TOKEN_BYTES:
+            return None
+        with self._lock:  # the Snowball stemmer keeps state between calls
+            if self._stemmer is None:
+                import snowballstemmer
+
+                self._stemmer = snowballstemmer.stemmer("english")
+            stem = self._stemmer.stemWord(word.lower())
+        return None if stem in STOP_WORDS else _fold(stem)
+
+    def terms(self, text: str) -> list[str]:
+        cache = self._terms
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        out = []
+        for word in _WORD_RE.findall(text):
+            try:
+                term = cache[word]
+            except KeyError:
+                term = cache[word] = self._term(word)
+            if term is not None:
+                out.append(term)
+        return out
+
+
+ANALYZER = Analyzer()
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Postings of every term over the snapshot's rows (row positions), with each row's length."""
+
+    term_ids: dict[str, int]
+    starts: npt.NDArray[np.int64]  # term t's postings are rows[starts[t]:starts[t + 1]]
+    rows: npt.NDArray[np.int32]
+    counts: npt.NDArray[np.float32]
+    norms: npt.NDArray[np.float64]  # k1 * (1 - b + b * length / average length), per row
+    documents: int  # N: the rows with at least one term
+
+    @classmethod
+    def build(cls, texts: Iterable[str], analyzer: Analyzer = ANALYZER) -> Lexicon:
+        term_ids: dict[str, int] = {}
+        postings: list[tuple[int, int, int]] = []  # (term, row, count)
+        lengths: list[int] = []
+        for row, text in enumerate(texts):
+            terms = analyzer.terms(text)
+            lengths.append(len(terms))
+            for term, count in Counter(terms).items():
+                postings.append((term_ids.setdefault(term, len(term_ids)), row, count))
+        table = np.array(postings, dtype=np.int64).reshape(-1, 3)
+        table = table[np.lexsort((table[:, 1], table[:, 0]))]
+        starts = np.searchsorted(table[:, 0], np.arange(len(term_ids) + 1)).astype(np.int64)
+        length = np.asarray(lengths, dtype=np.float64)
+        # LanceDB counts only rows with at least one term, and averages their lengths in f32.
+        documents = int(np.count_nonzero(length))
+        average = float(np.float32(length.sum()) / np.float32(max(documents, 1))) or 1.0
+        return cls(
+            term_ids,
+            starts,
+            table[:, 1].astype(np.int32),
+            table[:, 2].astype(np.float32),
+            K1 * (1.0 - B + B * length / average),
+            documents,
+        )
+
+    @property
+    def size(self) -> int:
+        return int(self.norms.size)
+
+    def scores(self, query: str, analyzer: Analyzer = ANALYZER) -> npt.NDArray[np.float64] | None:
+        """Every row's BM25 score for `query` (0 where no term matches); None when none does."""
+        wanted = Counter(self.term_ids[t] for t in analyzer.terms(query) if t in self.term_ids)
+        if not wanted:
+            return None
+        total = np.zeros(self.size, dtype=np.float64)
+        documents = self.documents
+        for term, repeats in wanted.items():
+            start, end = self.starts[term], self.starts[term + 1]
+            rows, counts = self.rows[start:end], self.counts[start:end]
+            df = end - start
+            idf = np.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+            total[rows] += repeats * idf * (K1 + 1.0) * counts / (counts + self.norms[rows])
+        return total
+
+    def top(
+        self, query: str, limit: int, keep: npt.NDArray[np.bool_] | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The `limit` best rows (positions) and their scores, best first; ties by position.
+        `keep` masks rows out (a pre-filter)."""
+        total = self.scores(query)
+        if total is None:
+            return np.empty(0, dtype=np.int64), np.empty(0)
+        if keep is not None:
+            total = np.where(keep, total, 0.0)
+        matched = np.flatnonzero(total > 0.0)
+        if matched.size > limit:
+            # Keep every row tied with the last one in, so the order below breaks ties by position.
+            cut = -np.partition(-total[matched], limit - 1)[limit - 1]
+            matched = matched[total[matched] >= cut]
+        order = np.lexsort((matched, -total[matched]))[:limit]
+        best = matched[order]
+        return best, total[best]
