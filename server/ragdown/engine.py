@@ -302,12 +302,12 @@ class Engine:
 
     def warm(self) -> None:
         """Load what the first search would (the model's session, the BM25 index, the in-memory
-        vectors and their BM25 postings) by running one search that nobody logs, so a client's first
-        call is answered at the speed of the others (docs/design.md#start-up). A failure here is the
-        first call's."""
+        vectors) by running one search that nobody logs, so a client's first call is answered at the
+        speed of the others (docs/design.md#start-up), and start building the rows' BM25 postings
+        (docs/search.md#bm25-from-memory). A failure here is the first call's."""
         try:
             self.search_outcome("ragdown warm-up", 1)
-            self.index.searched()[0].wait_for_lexicon()
+            self.index.searched()[0].start_lexicon()
         except Exception as error:  # the first real call reports it with the caller's context
             log.debug("warm-up search failed: %s", error)
 

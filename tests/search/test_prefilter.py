@@ -4,13 +4,13 @@ and the in-memory dense pool ranks exactly as LanceDB's flat scan does."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 
 import numpy as np
 import pytest
 
 from ragdown.engine import Engine
 from ragdown.indexing import store as store_module
+from ragdown.indexing.lexicon import LexiconBuild
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import Retrieved
 from ragdown.search.hybrid import HIT_COLUMNS, _lexical_ranking, retrieve
@@ -85,9 +85,9 @@ def test_the_lexical_pool_read_against_memory_matches_lancedbs_rows(
     LanceDB returns them all. The same entries every way."""
     snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
     assert snapshot is not None
-    engine.store.wait_for_lexicon()
+    engine.store.start_lexicon().result()  # type: ignore[union-attr]
     if not postings:
-        object.__setattr__(snapshot, "lexicon_build", Future())  # as while the build is under way
+        object.__setattr__(snapshot, "lexicon", LexiconBuild(None))  # as before the build
     prefilter = Prefilter(filters, engine.store.superseded_paths())
     query = "redis notes for alpha"
     vector = engine.embedder.embed_query(query)

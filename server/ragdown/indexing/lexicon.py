@@ -14,16 +14,21 @@ idf = ln(1 + (N - n + 0.5) / (n + 0.5)), a query term counted as often as it is 
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 K1 = 1.2
 B = 0.75
@@ -123,25 +128,27 @@ class Lexicon:
     @classmethod
     def build(cls, texts: Iterable[str], analyzer: Analyzer = ANALYZER) -> Lexicon:
         term_ids: dict[str, int] = {}
-        postings: list[tuple[int, int, int]] = []  # (term, row, count)
-        lengths: list[int] = []
+        # (term, row, count) per posting, in flat arrays: a tuple each cost ~15x the memory.
+        term_of, row_of, count_of, lengths = array("i"), array("i"), array("i"), array("i")
         for row, text in enumerate(texts):
             terms = analyzer.terms(text)
             lengths.append(len(terms))
-            for term, count in Counter(terms).items():
-                postings.append((term_ids.setdefault(term, len(term_ids)), row, count))
-        table = np.array(postings, dtype=np.int64).reshape(-1, 3)
-        table = table[np.lexsort((table[:, 1], table[:, 0]))]
-        starts = np.searchsorted(table[:, 0], np.arange(len(term_ids) + 1)).astype(np.int64)
-        length = np.asarray(lengths, dtype=np.float64)
+            counted = Counter(terms)
+            term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
+            row_of.extend(repeat(row, len(counted)))
+            count_of.extend(counted.values())
+        terms_column = np.frombuffer(term_of, dtype=np.int32)
+        order = np.argsort(terms_column, kind="stable")  # rows stay in order within a term
+        starts = np.searchsorted(terms_column[order], np.arange(len(term_ids) + 1)).astype(np.int64)
+        length = np.frombuffer(lengths, dtype=np.int32).astype(np.float64)
         # LanceDB counts only rows with at least one term, and averages their lengths in f32.
         documents = int(np.count_nonzero(length))
         average = float(np.float32(length.sum()) / np.float32(max(documents, 1))) or 1.0
         return cls(
             term_ids,
             starts,
-            table[:, 1].astype(np.int32),
-            table[:, 2].astype(np.float32),
+            np.frombuffer(row_of, dtype=np.int32)[order],
+            np.frombuffer(count_of, dtype=np.int32)[order].astype(np.float32),
             K1 * (1.0 - B + B * length / average),
             documents,
         )
@@ -183,3 +190,48 @@ class Lexicon:
         order = np.lexsort((matched, -total[matched]))[:limit]
         best = matched[order]
         return best, total[best]
+
+
+# One build at a time, off the search path (docs/search.md#bm25-from-memory).
+_BUILDS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-lexicon")
+log = logging.getLogger(__name__)
+
+
+class LexiconBuild:
+    """The postings of one snapshot's rows, built on a background thread once they are wanted: by the
+    snapshot's second search (so a one-shot command never pays for them) or by the warm-up."""
+
+    def __init__(self, texts: pa.ChunkedArray | None) -> None:
+        self._texts = texts
+        self._future: Future[Lexicon | None] | None = None
+        self._searches = 0
+        self._lock = threading.Lock()
+
+    def ready(self) -> Lexicon | None:
+        """The postings if they are built; None before, or if the build failed."""
+        future = self._future
+        return future.result() if future is not None and future.done() else None
+
+    def searched(self) -> None:
+        """Count a search of the snapshot that found no postings; the second starts the build."""
+        with self._lock:
+            self._searches += 1
+            start = self._searches >= 2
+        if start:
+            self.start()
+
+    def start(self) -> Future[Lexicon | None]:
+        with self._lock:
+            if self._future is None:
+                self._future = _BUILDS.submit(self._build)
+            return self._future
+
+    def _build(self) -> Lexicon | None:
+        texts, self._texts = self._texts, None  # the texts are not kept past the build
+        if texts is None:  # a snapshot made without them has no postings
+            return None
+        try:
+            return Lexicon.build(texts.to_pylist())
+        except Exception:  # a failed build leaves BM25 to LanceDB
+            log.exception("could not build the in-memory BM25 postings")
+            return None

@@ -17,7 +17,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from ragdown.errors import UnavailableError
 from ragdown.indexing.lance_import import import_lancedb
-from ragdown.indexing.lexicon import Lexicon
+from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
 
 if TYPE_CHECKING:
@@ -136,21 +136,12 @@ class VectorSnapshot:
     columns: pa.Table
     vectors: np.ndarray
     positions: dict[str, int] = field(default_factory=dict)  # id -> row
-    lexicon_build: Future[Lexicon | None] = field(default_factory=Future)
+    lexicon: LexiconBuild = field(default_factory=lambda: LexiconBuild(None))
 
     def __post_init__(self) -> None:
         if not self.positions and self.columns.num_rows:
             ids = self.columns.column("id").to_pylist()
             self.positions.update(zip(ids, range(len(ids)), strict=True))
-
-    def lexicon(self) -> Lexicon | None:
-        """The postings if they are built; None while they are not, or if the build was skipped (a
-        newer snapshot replaced this one) or failed."""
-        return self.lexicon_build.result() if self.lexicon_build.done() else None
-
-
-# One build at a time, off the search path: a search meanwhile asks LanceDB (docs/search.md#bm25-from-memory).
-_LEXICON_BUILDS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-lexicon")
 
 
 T = TypeVar("T")
@@ -350,29 +341,17 @@ class ChunkStore:
         snapshot = VectorSnapshot(
             table.drop_columns(["vector", "search_text"]).combine_chunks(),  # one chunk each: cheap `take`s
             np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim),
+            lexicon=LexiconBuild(table.column("search_text")),
         )
         with self._lock:
             if generation == self._generation:
                 self._snapshot = snapshot
-        texts = table.column("search_text")
-        _LEXICON_BUILDS.submit(self._build_lexicon, snapshot, texts)
         return snapshot
 
-    def wait_for_lexicon(self, timeout: float = 60.0) -> Lexicon | None:
-        """The current snapshot's BM25 postings, waiting for their build (None without a snapshot)."""
+    def start_lexicon(self) -> Future[Lexicon | None] | None:
+        """Start building the BM25 postings of the rows in memory (None: no rows are held)."""
         snapshot = self._snapshot
-        return snapshot.lexicon_build.result(timeout) if snapshot is not None else None
-
-    def _build_lexicon(self, snapshot: VectorSnapshot, texts: pa.ChunkedArray) -> None:
-        future = snapshot.lexicon_build
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            # A snapshot a write has already replaced is not worth the work.
-            future.set_result(Lexicon.build(texts.to_pylist()) if self._snapshot is snapshot else None)
-        except Exception:  # a failed build leaves BM25 to LanceDB
-            log.exception("could not build the in-memory BM25 postings")
-            future.set_result(None)
+        return snapshot.lexicon.start() if snapshot is not None else None
 
     def dense(self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]) -> pa.Table:
         """The nearest chunks by cosine distance (`_distance`), pre-filtered by `where`."""

@@ -172,7 +172,9 @@ def start_lexical(
     if _HAS_WORD_RE.search(query) is None:
         return None
     snapshot = _snapshot_for(store, where)
-    lexicon = snapshot.lexicon() if snapshot is not None else None
+    lexicon = snapshot.lexicon.ready() if snapshot is not None else None
+    if snapshot is not None and lexicon is None:
+        snapshot.lexicon.searched()
     if snapshot is not None and lexicon is not None and isinstance(where, Prefilter):
         keep = where.mask(snapshot.columns) if where.narrows else None
         positions, scores = lexicon.top(query, pool, keep)
