@@ -80,7 +80,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
-    from ragdown.engine import Engine
+    from ragdown.engine import Engine, index_location
     from ragdown.folders.locations import check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
@@ -89,7 +89,7 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     wanted = args.embedder or settings.embedder
     check_embedder_name(wanted, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
-    before = recorded_embedder(data_dir)
+    before = recorded_embedder(index_location(data_dir, settings))
     engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings)
     if engine.rebuilt_because:
         reason = engine.rebuilt_because

@@ -30,6 +30,7 @@ from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
+from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
@@ -47,6 +48,12 @@ log = logging.getLogger(__name__)
 FIRST_SYNC_WAIT_S = 30.0
 # A full re-index re-embeds every folder: an agent may ask for one this often, no more.
 FULL_REINDEX_EVERY_S = 600.0
+
+
+def index_location(data_dir: Path, settings: ServerSettings) -> IndexLocation:
+    """Where the index lives: `RAGDOWN_INDEX_URI`, else the data dir
+    (docs/design.md#index-on-object-storage)."""
+    return IndexLocation(data_dir, settings.index_uri, settings.index_refresh_seconds)
 
 
 class Engine:
@@ -93,7 +100,14 @@ class Engine:
         self._full_lock = threading.Lock()
         self._last_full: float | None = None
         set_cache_limits(self.settings.index_cache_mb, self.settings.metadata_cache_mb)
-        self.index = ActiveIndex(data_dir, embedder, source, writable=writable, threads=self.settings.threads)
+        self.index = ActiveIndex(
+            data_dir,
+            embedder,
+            source,
+            writable=writable,
+            threads=self.settings.threads,
+            location=index_location(self.data_dir, self.settings),
+        )
         self.writable = writable
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.index.store, embedder, folders_only=folders_mode)
@@ -119,7 +133,8 @@ class Engine:
     ) -> Engine:
         """Open with `embedder_name`, else the embedder the index was built with, else the default."""
         check_data_dir(data_dir, check_docs_dir(docs_dir))
-        name = embedder_name or recorded_embedder(data_dir) or "minilm"
+        location = index_location(data_dir, settings or ServerSettings())
+        name = embedder_name or recorded_embedder(location) or "minilm"
         embedder = create_embedder(name, threads=threads)
         return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings, **options)
 

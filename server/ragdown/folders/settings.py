@@ -97,6 +97,30 @@ class ServerSettings(EmbedderSettings):
         default=64, ge=1, description="LanceDB's cache of index data (full-text and vector), per process"
     )
     metadata_cache_mb: int = Field(default=16, ge=1, description="LanceDB's cache of table manifests")
+    index_uri: str | None = Field(
+        default=None,
+        description="where the index lives: s3://, gs:// or az:// (or a path); default: the data dir",
+    )
+    index_refresh_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        le=60,
+        description="on object storage, how soon a reader sees the primary's commits (seconds)",
+    )
+
+    @field_validator("index_uri")
+    @classmethod
+    def _index_uri(cls, value: str | None) -> str | None:
+        """A URI no store can serve is refused when the settings load
+        (docs/design.md#index-on-object-storage)."""
+        if value is None or not value.strip():
+            return None
+        from ragdown.indexing.location import IndexLocationError, check_index_uri
+
+        try:
+            return check_index_uri(value)
+        except IndexLocationError as error:
+            raise ValueError(str(error)) from None
 
     @field_validator("notes_dir")
     @classmethod

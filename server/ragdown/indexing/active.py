@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.meta import IndexMeta, current_meta, read_meta, rebuild_reason
+from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.meta import IndexMeta, current_meta, rebuild_reason
 from ragdown.indexing.store import ChunkStore, IndexNotReadyError
 
 log = logging.getLogger(__name__)
@@ -24,9 +25,9 @@ def meta_for(embedder: Embedder, source: str) -> IndexMeta:
     return current_meta(embedder.name, embedder.dim, embedder.model_sha256, source, embedder.max_chars)
 
 
-def recorded_embedder(data_dir: Path) -> str | None:
+def recorded_embedder(location: IndexLocation) -> str | None:
     """The registry name of the embedder the existing index was built with, if any."""
-    meta = read_meta(data_dir)
+    meta = location.read_meta(fresh=True)
     return meta.source if meta and meta.source else None
 
 
@@ -35,15 +36,26 @@ class ActiveIndex:
     that searches keep using meanwhile."""
 
     def __init__(
-        self, data_dir: Path, embedder: Embedder, source: str, *, writable: bool, threads: int | None
+        self,
+        data_dir: Path,
+        embedder: Embedder,
+        source: str,
+        *,
+        writable: bool,
+        threads: int | None,
+        location: IndexLocation | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.location = location or IndexLocation(data_dir)
         self.threads = threads
         self.embedder = embedder
         self.source = source
-        self.store = ChunkStore(data_dir, meta_for(embedder, source), writable=writable)
+        self.store = self._open(meta_for(embedder, source), writable=writable)
         self._searched: tuple[ChunkStore, Embedder] | None = self._previous()
         self._follow_lock = threading.Lock()
+
+    def _open(self, meta: IndexMeta, *, writable: bool = True, fresh: bool = False) -> ChunkStore:
+        return ChunkStore(self.data_dir, meta, writable=writable, fresh=fresh, location=self.location)
 
     def searched(self) -> tuple[ChunkStore, Embedder]:
         """The table and embedder a search uses now: the previous pair while a rebuild fills the new."""
@@ -62,7 +74,7 @@ class ActiveIndex:
     def rebuild_beside(self) -> ChunkStore:
         """Start a fresh table beside the current one, which keeps answering searches; the caller
         fills the new one and calls `publish` once it is complete."""
-        new = ChunkStore(self.data_dir, meta_for(self.embedder, self.source), fresh=True)
+        new = self._open(meta_for(self.embedder, self.source), fresh=True)
         self._searched = (self.store, self.embedder)
         self.store = new
         return new
@@ -86,7 +98,7 @@ class ActiveIndex:
         try:
             same = previous.embedder == self.embedder.name
             embedder = self.embedder if same else create_embedder(name, threads=self.threads)
-            return ChunkStore(self.data_dir, meta_for(embedder, name), writable=False), embedder
+            return self._open(meta_for(embedder, name), writable=False), embedder
         except (IndexNotReadyError, EmbedderError) as error:
             log.warning("the previous index cannot serve during the rebuild (%s)", error)
             return None
@@ -100,7 +112,7 @@ class ActiveIndex:
         """On a reader: when the primary switched tables, load the embedder the new one was built
         with and reopen the store, so a query is never embedded with a model the index was not
         built with. Until the new table is complete the reader keeps the one it has."""
-        recorded = read_meta(self.data_dir)
+        recorded = self.location.read_meta()
         if recorded is None or not self._moved(recorded):
             return
         with self._follow_lock:
@@ -110,7 +122,7 @@ class ActiveIndex:
             try:
                 same = rebuild_reason(recorded, self.store.meta) is None
                 embedder = self.embedder if same else create_embedder(name, threads=self.threads)
-                store = ChunkStore(self.data_dir, meta_for(embedder, name), writable=False)
+                store = self._open(meta_for(embedder, name), writable=False)
             except (IndexNotReadyError, EmbedderError) as error:
                 log.info("the index is being rebuilt; searching the previous one meanwhile (%s)", error)
                 return

@@ -13,7 +13,6 @@ import os
 os.environ.setdefault("LANCE_CPU_THREADS", str(max(2, os.cpu_count() or 2)))
 
 import logging
-import shutil
 import threading
 import uuid
 from collections.abc import Callable
@@ -29,7 +28,8 @@ import pyarrow as pa
 from ragdown.errors import UnavailableError
 from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
-from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason, write_meta
+from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.meta import IndexMeta, rebuild_reason
 
 if TYPE_CHECKING:
     import lancedb
@@ -157,10 +157,18 @@ class ChunkStore:
     """
 
     def __init__(
-        self, data_dir: Path, meta: IndexMeta, *, writable: bool = True, fresh: bool = False
+        self,
+        data_dir: Path,
+        meta: IndexMeta,
+        *,
+        writable: bool = True,
+        fresh: bool = False,
+        location: IndexLocation | None = None,
     ) -> None:
-        """`fresh`: build a new index beside the current one even though it matches (a full rebuild)."""
+        """`fresh`: build a new index beside the current one even though it matches (a full rebuild).
+        `location`: where the index lives (default: `data_dir` itself)."""
         self.data_dir = data_dir
+        self.location = location or IndexLocation(data_dir)
         self.meta = meta
         self.writable = writable
         self.rebuilt_because: str | None = None
@@ -172,9 +180,9 @@ class ChunkStore:
         self._lock = threading.Lock()
         self.building = False
         self.previous: IndexMeta | None = None
-        if writable:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        recorded = read_meta(data_dir)
+        if writable and not self.location.remote:
+            self.location.data_dir.mkdir(parents=True, exist_ok=True)
+        recorded = self.location.read_meta(fresh=True)
         self.lance_dir = recorded.lance_dir if recorded else LANCE_DIR
         self.meta = meta.model_copy(update={"lance_dir": self.lance_dir})
         self.db = self._connect()
@@ -186,7 +194,10 @@ class ChunkStore:
         lancedb = import_lancedb()
 
         return lancedb.connect(
-            self.data_dir / self.lance_dir, read_consistency_interval=timedelta(0), session=lance_session()
+            self.location.table_uri(self.lance_dir),
+            read_consistency_interval=self.location.refresh,
+            storage_options=self.location.storage_options() or None,
+            session=lance_session(),
         )
 
     def _open_table(self, recorded: IndexMeta | None, *, fresh: bool = False) -> Any:
@@ -217,7 +228,7 @@ class ChunkStore:
 
         table.create_index("search_text", config=FTS())
         if not self.building:
-            write_meta(self.data_dir, self.meta)
+            self.location.write_meta(self.meta)
         return table
 
     def publish(self) -> None:
@@ -226,7 +237,7 @@ class ChunkStore:
         if not self.building:
             return
         old = self.previous.lance_dir if self.previous else None
-        write_meta(self.data_dir, self.meta)
+        self.location.write_meta(self.meta)
         self.building = False
         self.previous = None
         log.warning("switched to the rebuilt index (%s)", self.lance_dir)
@@ -236,14 +247,17 @@ class ChunkStore:
             timer.start()
 
     def _remove_dir(self, name: str) -> None:
-        shutil.rmtree(self.data_dir / name, ignore_errors=True)
+        try:
+            self.location.remove_dir(name)
+        except Exception as error:  # left for the next start's clean-up
+            log.warning("could not remove the old index %s: %s", name, error)
 
     def _remove_leftovers(self, recorded: IndexMeta | None) -> None:
         """Directories of rebuilds that never switched (a crash mid-build) are removed at start."""
         keep = {self.lance_dir, recorded.lance_dir if recorded else LANCE_DIR}
-        for entry in self.data_dir.iterdir():
-            if entry.is_dir() and entry.name.startswith(f"{LANCE_DIR}-") and entry.name not in keep:
-                self._remove_dir(entry.name)
+        for name in self.location.table_dirs():
+            if name.startswith(f"{LANCE_DIR}-") and name not in keep:
+                self._remove_dir(name)
 
     # --- reads -------------------------------------------------------------------------------
 

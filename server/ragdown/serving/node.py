@@ -15,9 +15,8 @@ from typing import Any
 import uvicorn
 
 from ragdown import __version__
-from ragdown.engine import Engine
+from ragdown.engine import Engine, index_location
 from ragdown.folders.settings import ServerSettings
-from ragdown.indexing.meta import read_meta
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
@@ -71,7 +70,7 @@ class Node:
         while True:
             # No embedder before the primary says which: loading one first would build a model a
             # reader (a read-only mount) cannot keep, again every half second.
-            if read_meta(self.data_dir) is None:
+            if index_location(self.data_dir, self.settings).read_meta(fresh=True) is None:
                 if time.monotonic() > deadline:
                     raise IndexNotReadyError("the index does not exist yet; start the primary server first")
                 time.sleep(0.5)

@@ -1,0 +1,194 @@
+"""The index on object storage (docs/design.md#index-on-object-storage), against a real S3 API
+(moto's server on loopback): the primary writes the table and meta.json there and nothing under
+its data dir; a reader on another data dir finds both, follows new commits within the refresh
+bound, and follows a full rebuild's switch; leftovers and old tables are removed there too."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from ragdown.engine import Engine
+from ragdown.folders.settings import ServerSettings
+from ragdown.indexing import store as store_module
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.indexing.location import IndexLocation, IndexStorageError
+from ragdown.indexing.meta import META_FILE
+from tests.conftest import WriteDoc
+
+REFRESH_S = 0.2
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def index_uri(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh bucket on the S3 server, with the AWS SDK's standard variables pointing at it."""
+    import boto3
+
+    for name, value in {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"index-{uuid.uuid4().hex[:10]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/team/notes"
+
+
+@pytest.fixture
+def open_engine(docs: Path, tmp_path: Path, index_uri: str) -> Iterator[Callable[..., Engine]]:
+    opened: list[Engine] = []
+
+    def open_one(name: str = "primary", *, writable: bool = True) -> Engine:
+        settings = ServerSettings(index_uri=index_uri, index_refresh_seconds=REFRESH_S, watch=False)
+        engine = Engine(
+            docs,
+            tmp_path / name,
+            HashEmbedder(),
+            source="hash",
+            settings=settings,
+            writable=writable,
+            watch=False,
+        )
+        opened.append(engine)
+        return engine
+
+    yield open_one
+    for engine in opened:
+        engine.close()
+
+
+def eventually(check: Callable[[], bool], within_s: float = 20.0) -> bool:
+    """Whether `check` comes true within `within_s` (a generous bound on a loaded machine, not a timing)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def test_the_primary_writes_the_table_and_meta_to_the_store(
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+) -> None:
+    write("ops/cache.md", "# Cache\nRedis eviction policy and memory limits.")
+    write("ops/backups.md", "# Backups\nRestore postgres dumps nightly.")
+    primary = open_engine()
+    primary.sync()
+    assert primary.recall("redis eviction", 3)[0].path == "ops/cache.md"
+    location = IndexLocation(tmp_path / "elsewhere", index_uri)
+    meta = location.read_meta(fresh=True)
+    assert meta is not None
+    assert meta.embedder == primary.embedder.name
+    assert meta.lance_dir in location.table_dirs()
+    # Nothing of the index under the primary's own data dir.
+    assert not (tmp_path / "primary" / META_FILE).exists()
+    assert not (tmp_path / "primary" / meta.lance_dir).exists()
+
+
+def test_a_reader_on_another_data_dir_follows_the_primarys_commits(
+    open_engine: Callable[..., Engine], write: WriteDoc
+) -> None:
+    write("ops/cache.md", "# Cache\nRedis eviction policy.")
+    primary = open_engine()
+    primary.sync()
+    reader = open_engine("reader", writable=False)
+    assert reader.recall("redis eviction", 3)[0].path == "ops/cache.md"
+    write("ops/queues.md", "# Queues\nKafka consumer lag alerts.")
+    primary.sync()
+    assert eventually(lambda: any(h.path == "ops/queues.md" for h in reader.recall("kafka consumer lag", 3)))
+
+
+def test_a_full_rebuild_switches_readers_and_removes_the_old_table(
+    open_engine: Callable[..., Engine],
+    write: WriteDoc,
+    tmp_path: Path,
+    index_uri: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write("ops/cache.md", "# Cache\nRedis eviction policy.")
+    primary = open_engine()
+    primary.sync()
+    reader = open_engine("reader", writable=False)
+    location = IndexLocation(tmp_path / "elsewhere", index_uri)
+    before = location.read_meta(fresh=True)
+    assert before is not None
+    monkeypatch.setattr(store_module, "KEEP_VERSIONS_FOR", timedelta(seconds=2))  # not a minute
+    primary.sync(full=True)
+    after = location.read_meta(fresh=True)
+    assert after is not None
+    assert after.lance_dir != before.lance_dir
+    failures = 0
+    for _ in range(20):  # no search fails across the switch
+        try:
+            assert reader.recall("redis eviction", 3)[0].path == "ops/cache.md"
+        except Exception:
+            failures += 1
+        time.sleep(REFRESH_S / 4)
+    assert failures == 0
+    assert eventually(
+        lambda: bool(reader.recall("redis", 1)) and reader.index.store.lance_dir == after.lance_dir
+    )
+    assert eventually(lambda: before.lance_dir not in location.table_dirs())
+
+
+def test_a_rebuild_that_never_switched_is_removed_at_the_next_start(
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+) -> None:
+    write("ops/cache.md", "# Cache\nRedis eviction policy.")
+    open_engine().sync()
+    location = IndexLocation(tmp_path / "elsewhere", index_uri)
+    import lancedb
+    import pyarrow as pa
+
+    lancedb.connect(
+        location.table_uri("lance-deadbeef"), storage_options=location.storage_options()
+    ).create_table("chunks", pa.table({"x": [1]}))
+    assert "lance-deadbeef" in location.table_dirs()
+    restarted = open_engine("restarted")
+    assert "lance-deadbeef" not in location.table_dirs()
+    assert restarted.recall("redis eviction", 3)[0].path == "ops/cache.md"
+
+
+@pytest.mark.parametrize(
+    ("uri", "fault"),
+    [
+        ("http://bucket/prefix", "must be a path or an s3://, gs:// or az:// URI"),
+        ("s3:///prefix", "names no bucket"),
+        ("s3://bucket/prefix?region=x", "takes no ?query"),
+    ],
+)
+def test_a_uri_no_store_can_serve_is_refused_when_the_settings_load(uri: str, fault: str) -> None:
+    with pytest.raises(ValidationError, match=fault.replace("?", r"\?").replace(".", r"\.")):
+        ServerSettings(index_uri=uri)
+
+
+def test_a_store_that_cannot_be_reached_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    location = IndexLocation(tmp_path, "s3://nowhere/index")
+    with pytest.raises(IndexStorageError, match="s3://nowhere/index"):
+        location.read_meta(fresh=True)
