@@ -1,0 +1,109 @@
+"""A primary and two readers as real processes with the index on object storage (moto's S3 server on
+loopback; docs/design.md#index-on-object-storage): each process has its own data dir, none of them
+holds the index, the readers answer from the bucket, a write through one reader is found by the
+other within the refresh bound, and a killed primary leaves a readable index behind."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.serving.test_roles import Proc, cluster_primary, cluster_reader, ops_folder, wait_for, wait_synced
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def s3_env() -> Iterator[dict[str, str]]:
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+    }
+    bucket = f"index-{uuid.uuid4().hex[:10]}"
+    boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
+    yield {**env, "RAGDOWN_INDEX_URI": f"s3://{bucket}/ragdown", "RAGDOWN_INDEX_REFRESH_SECONDS": "0.5"}
+    server.stop()
+
+
+async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
+    tmp_path: Path, s3_env: dict[str, str]
+) -> None:
+    docs = ops_folder(
+        tmp_path,
+        {"redis.md": "# Redis\n\n## Eviction\n\nRedis evicts keys under memory pressure.\n"},
+    )
+    primary, internal = cluster_primary(docs, tmp_path / "data-primary", **s3_env)
+    readers: list[Proc] = []
+    try:
+        wait_synced(primary)
+        readers = [cluster_reader(docs, tmp_path / f"data-{name}", internal, **s3_env) for name in ("a", "b")]
+        for reader in readers:
+            wait_for(lambda r=reader: r.status()["role"] == "reader", what="a reader")
+        # No process keeps the index in its data dir: it is in the bucket.
+        for name in ("primary", "a", "b"):
+            data = tmp_path / f"data-{name}"
+            assert not (data / "meta.json").exists()
+            assert not any(p.name.startswith("lance") for p in data.iterdir()) if data.exists() else True
+        asked = {"query": "redis eviction under memory pressure", "top_k": 1}
+        from_primary = await primary.call("ragdown_recall", asked)
+        assert from_primary.startswith("[1] redis.md:")
+        for reader in readers:
+            assert await reader.call("ragdown_recall", asked) == from_primary
+        reader_a, reader_b = readers
+        written = await reader_a.call(
+            "ragdown_write", {"path": "queues.md", "text": "# Queues\n\nKafka consumer lag alerts.\n"}
+        )
+        assert "queues.md" in written
+        assert (docs / "ops/queues.md").exists()
+
+        async def found_by_b() -> bool:
+            answer = await reader_b.call("ragdown_recall", {"query": "kafka consumer lag", "top_k": 1})
+            return answer.startswith("[1] queues.md:")
+
+        for _ in range(100):  # within the refresh bound plus the primary's sync, on a loaded machine
+            if await found_by_b():
+                break
+            await _sleep(0.2)
+        assert await found_by_b()
+
+        # The primary killed: the readers still answer from the bucket, and a new primary opens it.
+        primary.process.kill()
+        primary.process.wait()
+        assert (await reader_a.call("ragdown_recall", asked)) == from_primary
+        restarted, _ = cluster_primary(docs, tmp_path / "data-primary-2", **s3_env)
+        try:
+            wait_synced(restarted, files=2)
+            assert (await restarted.call("ragdown_recall", asked)) == from_primary
+            status = restarted.status()
+            assert status["chunks"] >= 2
+        finally:
+            restarted.stop()
+    finally:
+        for proc in (*readers, primary):
+            proc.stop()
+        for proc in (*readers, primary):
+            if proc.process.stderr is not None:
+                print(proc.process.stderr.read().decode(errors="replace")[-2000:])
+
+
+async def _sleep(seconds: float) -> None:
+    import anyio
+
+    await anyio.sleep(seconds)
