@@ -178,11 +178,13 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
+    from ragdown.indexing.location import is_remote
     from ragdown.serving.banner import base_url, startup_lines
     from ragdown.serving.http import create_app
     from ragdown.serving.node import Node
 
-    if settings.docs_dir is None:
+    copy_of_folder = settings.docs_dir is None and settings.role == "reader" and is_remote(settings.index_uri)
+    if settings.docs_dir is None and not copy_of_folder:
         raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
     if not settings.token and not settings.admin_token and not settings.secure_local_net:
         raise CliError(
@@ -190,6 +192,21 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
             "(or SECURE_LOCAL_NET=true on a network you trust)"
         )
     check_tokens(settings)
+    stop_copy = threading.Event()
+    if copy_of_folder:
+        # A reader with no docs volume reads the folder from beside the index
+        # (docs/design.md#readers-without-the-folder).
+        from ragdown.engine import index_location
+        from ragdown.indexing.folder_copy import restore_for_reader
+
+        own = settings.data_dir
+        if own is None:
+            raise CliError(
+                "a reader without RAGDOWN_DOCS_DIR needs RAGDOWN_DATA_DIR for its copy of the folder"
+            )
+        docs = restore_for_reader(index_location(own, settings), own, stop_copy)
+        settings = settings.model_copy(update={"docs_dir": docs})
+    assert settings.docs_dir is not None
     if settings.role == "reader":
         wait_for_folder(settings.docs_dir)
     docs = check_docs_dir(settings.docs_dir)
@@ -221,6 +238,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     try:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=75)
     finally:
+        stop_copy.set()
         stop_metrics()
         node.close()
         app.mcp.engine.close()

@@ -30,6 +30,7 @@ from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
+from ragdown.indexing.folder_copy import FolderCopy
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
@@ -109,6 +110,9 @@ class Engine:
             location=index_location(self.data_dir, self.settings),
         )
         self.writable = writable
+        # Readers without the folder read it from beside an index on object storage.
+        location = self.index.location
+        self.folder_copy = FolderCopy(location) if location.remote and writable else None
         self.folders_mode = folders_mode
         self.syncer = Syncer(self.docs_dir, self.index.store, embedder, folders_only=folders_mode)
         self.syncer.after_sync = self._after_sync
@@ -117,6 +121,11 @@ class Engine:
 
     def _after_sync(self, report: SyncReport) -> None:
         self.index.publish()
+        if self.folder_copy is not None:
+            try:
+                self.folder_copy.publish(self.docs_dir)
+            except Exception as error:  # readers keep the last copy; the next sync tries again
+                log.warning("could not copy the folder beside the index: %s", error)
         if report.changed:
             release_free_memory()  # batches of text, vectors and Arrow tables, all freed now
 

@@ -192,3 +192,65 @@ def test_a_store_that_cannot_be_reached_is_a_clear_error(
     location = IndexLocation(tmp_path, "s3://nowhere/index")
     with pytest.raises(IndexStorageError, match="s3://nowhere/index"):
         location.read_meta(fresh=True)
+
+
+def test_the_folder_copy_follows_additions_changes_and_removals(
+    open_engine: Callable[..., Engine], write: WriteDoc, docs: Path, tmp_path: Path, index_uri: str
+) -> None:
+    """docs/design.md#readers-without-the-folder: what a reader with no docs dir reads."""
+    from ragdown.indexing.folder_copy import FolderCopy
+
+    write("ops/cache.md", "# Cache\nRedis eviction policy.")
+    write("ops/old.md", "# Old\nTo be removed.")
+    (docs / "ops/.ragdown.json").write_text('{"title": "Ops", "mcp": true}', encoding="utf-8")
+    (docs / ".ragdown-server.json").write_text('{"text_limit": 500}', encoding="utf-8")
+    (docs / ".secrets").mkdir()
+    (docs / ".secrets/token.md").write_text("never copied", encoding="utf-8")
+    primary = open_engine()
+    primary.sync()
+    copy = FolderCopy(IndexLocation(tmp_path / "elsewhere", index_uri, REFRESH_S))
+    target = tmp_path / "copy"
+    assert copy.restore(target) == 4
+    copied = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert copied == [".ragdown-server.json", "ops/.ragdown.json", "ops/cache.md", "ops/old.md"]
+    assert (target / "ops/cache.md").read_bytes() == (docs / "ops/cache.md").read_bytes()
+    assert copy.restore(target) == 0  # nothing changed, nothing written
+
+    write("ops/cache.md", "# Cache\nRedis eviction policy, rewritten.")
+    (docs / "ops/old.md").unlink()
+    write("ops/new.md", "# New\nA new page.")
+    primary.sync()
+    time.sleep(REFRESH_S * 3)  # past the refresh bound: the reader's next look sees the new version
+    assert copy.restore(target) == 3
+    assert (target / "ops/cache.md").read_text(encoding="utf-8").endswith("rewritten.")
+    assert not (target / "ops/old.md").exists()
+    assert (target / "ops/new.md").exists()
+
+
+def test_a_copied_path_the_path_rule_refuses_is_never_written(
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+) -> None:
+    """Rows put in the bucket by someone else cannot make a reader write outside its copy."""
+    import pyarrow as pa
+
+    from ragdown.indexing.folder_copy import COPY_DIR, SCHEMA, TABLE, FolderCopy
+
+    write("ops/cache.md", "# Cache\nRedis.")
+    open_engine().sync()
+    location = IndexLocation(tmp_path / "elsewhere", index_uri)
+    import lancedb
+
+    table = lancedb.connect(
+        location.table_uri(COPY_DIR), storage_options=location.storage_options()
+    ).open_table(TABLE)
+    hostile = ["../escape.md", "/etc/passwd.md", "ops/../../up.md", ".git/config.md", "ops/.env", "a\0b.md"]
+    table.add(
+        pa.table(
+            {"path": hostile, "data": [b"x"] * len(hostile), "hash": ["0"] * len(hostile)}, schema=SCHEMA
+        )
+    )
+    target = tmp_path / "nested" / "copy"
+    FolderCopy(location).restore(target)
+    inside = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert [p for p in inside if not p.startswith(("nested/copy/", "docs/", "primary/"))] == []
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == ["ops/cache.md"]

@@ -189,19 +189,21 @@ def start_serve(
     **env: str,
 ) -> subprocess.Popen[bytes]:
     """`ragdown serve` as a process with the hash embedder (output kept for a failure message unless
-    `stdout`/`stderr` say otherwise); `env` adds to or overrides its variables."""
+    `stdout`/`stderr` say otherwise); `env` adds to or overrides its variables, and an empty value
+    leaves the variable unset."""
+    merged = {
+        **os.environ,
+        "RAGDOWN_DOCS_DIR": str(docs),
+        "RAGDOWN_DATA_DIR": str(data),
+        "RAGDOWN_EMBEDDER": "hash",
+        "RAGDOWN_TOKEN": token,
+        "PORT": str(port),
+        "RAGDOWN_METRICS_PORT": "0",
+        **env,
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "ragdown.cli", "serve"],
-        env={
-            **os.environ,
-            "RAGDOWN_DOCS_DIR": str(docs),
-            "RAGDOWN_DATA_DIR": str(data),
-            "RAGDOWN_EMBEDDER": "hash",
-            "RAGDOWN_TOKEN": token,
-            "PORT": str(port),
-            "RAGDOWN_METRICS_PORT": "0",
-            **env,
-        },
+        env={name: value for name, value in merged.items() if value != ""},
         stdout=stdout,
         stderr=stderr,
     )

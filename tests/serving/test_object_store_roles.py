@@ -53,7 +53,11 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
     readers: list[Proc] = []
     try:
         wait_synced(primary)
-        readers = [cluster_reader(docs, tmp_path / f"data-{name}", internal, **s3_env) for name in ("a", "b")]
+        # Reader A has a read-only view of the folder; reader B has none and reads its copy from the bucket.
+        readers = [
+            cluster_reader(docs, tmp_path / "data-a", internal, **s3_env),
+            cluster_reader(docs, tmp_path / "data-b", internal, **s3_env, RAGDOWN_DOCS_DIR=""),
+        ]
         for reader in readers:
             wait_for(lambda r=reader: r.status()["role"] == "reader", what="a reader")
         # No process keeps the index in its data dir: it is in the bucket.
@@ -66,6 +70,17 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
         assert from_primary.startswith("[1] redis.md:")
         for reader in readers:
             assert await reader.call("ragdown_recall", asked) == from_primary
+        # Every read tool answers the same from the bucket's copy as from the folder.
+        for tool, arguments in (
+            ("ragdown_read_doc", {"path": "redis.md"}),
+            ("ragdown_read_doc", {"path": "redis.md", "start_line": 3, "end_line": 5}),
+            ("ragdown_list", {}),
+            ("ragdown_backlinks", {"path": "redis.md"}),
+            ("ragdown_stats", {}),
+            ("ragdown_context", {"prompt": "how does redis evict keys"}),
+        ):
+            assert await readers[1].call(tool, arguments) == await readers[0].call(tool, arguments), tool
+        assert (tmp_path / "data-b/folder/ops/redis.md").read_bytes() == (docs / "ops/redis.md").read_bytes()
         reader_a, reader_b = readers
         written = await reader_a.call(
             "ragdown_write", {"path": "queues.md", "text": "# Queues\n\nKafka consumer lag alerts.\n"}
@@ -82,6 +97,11 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
                 break
             await _sleep(0.2)
         assert await found_by_b()
+        for _ in range(100):  # and B's copy of the folder follows, so it can read the new file
+            if "Kafka consumer lag" in await reader_b.call("ragdown_read_doc", {"path": "queues.md"}):
+                break
+            await _sleep(0.2)
+        assert "Kafka consumer lag" in await reader_b.call("ragdown_read_doc", {"path": "queues.md"})
 
         # The primary killed: the readers still answer from the bucket, and a new primary opens it.
         primary.process.kill()

@@ -55,6 +55,11 @@ def check_index_uri(value: str) -> str:
     return value.rstrip("/")
 
 
+def is_remote(uri: str | None) -> bool:
+    """Whether `RAGDOWN_INDEX_URI` names an object store rather than a path."""
+    return bool(uri) and "://" in str(uri)
+
+
 class IndexLocation:
     """The index's root: `data_dir` itself, or an object-store URI."""
 
