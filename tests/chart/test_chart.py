@@ -137,6 +137,7 @@ def test_every_supported_shape_has_a_ci_values_file() -> None:
         "prometheusrule",
         "query-log",
         "platform",
+        "object-store",
     } <= set(CI_NAMES)
 
 
@@ -696,3 +697,88 @@ def test_notes_tell_the_next_steps(default: Rendered, render: Render) -> None:
         '--header "Authorization: Bearer $TOKEN"'
     )
     assert expected in notes
+
+
+def test_with_the_index_on_object_storage_readers_mount_no_claim_and_spread(render: Render) -> None:
+    """docs/cluster.md#index-on-object-storage: the readers' only volume is their own scratch."""
+    rendered = render(ci_values("object-store"))
+    indexer = rendered.get("StatefulSet", INDEXER)
+    reader = rendered.get("Deployment", READER)
+    (scratch,) = [v for v in pod_spec(reader)["volumes"] if v["name"] == "data"]
+    assert scratch == {"name": "data", "emptyDir": {"sizeLimit": "2Gi"}}
+    assert not any("persistentVolumeClaim" in v for v in pod_spec(reader)["volumes"])
+    (mount,) = [m for m in container(reader, "ragdown")["volumeMounts"] if m["name"] == "data"]
+    assert mount["readOnly"] is False  # its copy of the folders and the models are written there
+    reader_env, indexer_env = env_of(container(reader, "ragdown")), env_of(container(indexer, "ragdown"))
+    assert "RAGDOWN_DOCS_DIR" not in reader_env  # it reads its copy of the folders
+    assert indexer_env["RAGDOWN_DOCS_DIR"] == "/data/docs"
+    for env in (reader_env, indexer_env):
+        assert env["RAGDOWN_INDEX_URI"] == "s3://ragdown-index/team"
+        assert env["RAGDOWN_INDEX_REFRESH_SECONDS"] == "1"
+        assert env["AWS_ENDPOINT_URL"] == "http://minio.storage.svc:9000"
+        assert env["AWS_REGION"] == "us-east-1"
+    for workload in (reader, indexer):
+        assert container(workload, "ragdown")["envFrom"] == [
+            {"secretRef": {"name": "ragdown-index-credentials"}}
+        ]
+        assert pod_spec(workload)["serviceAccountName"] == f"{FULLNAME}-server"
+        assert pod_spec(workload)["automountServiceAccountToken"] is False
+    # No claim ties the readers to the indexer's node: they only prefer to spread.
+    affinity = pod_spec(reader)["affinity"]
+    assert "podAffinity" not in affinity
+    assert affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert "affinity" not in pod_spec(indexer)
+    account = rendered.get("ServiceAccount", f"{FULLNAME}-server")
+    assert account["metadata"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ragdown-index"
+    }
+    # The claim still holds the folders.
+    assert rendered.has("PersistentVolumeClaim", f"{FULLNAME}-data")
+
+
+def test_without_an_object_store_nothing_of_it_is_rendered(default: Rendered) -> None:
+    for workload in (default.get("StatefulSet", INDEXER), default.get("Deployment", READER)):
+        env = env_of(container(workload, "ragdown"))
+        assert not {"RAGDOWN_INDEX_URI", "AWS_ENDPOINT_URL", "AWS_REGION"} & env.keys()
+        assert env["RAGDOWN_DOCS_DIR"] == "/data/docs"
+        assert "serviceAccountName" not in pod_spec(workload)
+        assert "envFrom" not in container(workload, "ragdown")
+    assert not default.has("ServiceAccount", f"{FULLNAME}-server")
+
+
+@pytest.mark.parametrize("uri", ["http://bucket/x", "s3://", "s3://bucket/x?region=y", "file:///data"])
+def test_an_object_store_uri_no_store_serves_is_refused(chart: helm.Chart, uri: str) -> None:
+    with pytest.raises(Exception, match="uri"):
+        chart.render({"index": {"objectStore": {"uri": uri}}}, name=RELEASE, namespace=NAMESPACE)
+
+
+def test_the_kind_walk_through_of_the_object_store_renders_and_validates(render: Render) -> None:
+    """deploy/k8s: values-kind.yaml with values-kind-object-store.yaml over it, and the moto S3 pod."""
+
+    def merged(base: Obj, over: Obj) -> Obj:
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = (
+                merged(out[key], value)
+                if isinstance(value, dict) and isinstance(out.get(key), dict)
+                else value
+            )
+        return out
+
+    kind_dir = REPO / "deploy" / "k8s"
+    values = merged(
+        yaml.safe_load((kind_dir / "values-kind.yaml").read_text()),
+        yaml.safe_load((kind_dir / "values-kind-object-store.yaml").read_text()),
+    )
+    rendered = render(values)
+    for obj in rendered.objects:
+        kubernetes_validate.validate(obj, latest_version(), strict=True)
+    reader = rendered.get("Deployment", READER)
+    assert not any("persistentVolumeClaim" in v for v in pod_spec(reader)["volumes"])
+    assert env_of(container(reader, "ragdown"))["AWS_ENDPOINT_URL"] == "http://moto-s3:5000"
+    store = [doc for doc in yaml.safe_load_all((kind_dir / "moto-s3.yaml").read_text()) if doc]
+    assert {doc["kind"] for doc in store} == {"Secret", "Deployment", "Service"}
+    for doc in store:
+        kubernetes_validate.validate(doc, latest_version(), strict=True)
+    (secret,) = [doc for doc in store if doc["kind"] == "Secret"]
+    assert secret["metadata"]["name"] == values["index"]["objectStore"]["existingSecret"]

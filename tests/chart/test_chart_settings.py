@@ -34,11 +34,12 @@ def env_names(settings: type[ServerSettings] | type[OperatorSettings]) -> set[st
 
 
 def read_in_code() -> set[str]:
-    """`RAGDOWN_*` names the code reads directly (os.environ), outside the settings classes."""
+    """`RAGDOWN_*` names the code reads directly (os.environ), outside the settings classes, and the
+    AWS SDK's names it reads for an index on object storage (indexing/location.py)."""
     found: set[str] = set()
     for root in (REPO / "server" / "ragdown", REPO / "operator" / "ragdown_operator"):
         for path in root.rglob("*.py"):
-            found |= set(re.findall(r'"(RAGDOWN_[A-Z0-9_]+)"', path.read_text(encoding="utf-8")))
+            found |= set(re.findall(r'"((?:RAGDOWN|AWS)_[A-Z0-9_]+)"', path.read_text(encoding="utf-8")))
     return found
 
 

@@ -77,10 +77,34 @@ readers' read-only mounts of the claim only work on the node that has it attache
 ReadWriteOncePod admits one pod only, so readers could never mount it.
 */}}
 {{- define "ragdown.sharedStorage" -}}
+{{- if include "ragdown.objectStore" . }}true
+{{- else }}
 {{- if has "ReadWriteOncePod" .Values.persistence.accessModes }}
 {{- fail "persistence.accessModes: ReadWriteOncePod admits only the indexer, and readers mount the same claim: use ReadWriteOnce (readers on the indexer's node) or ReadWriteMany" }}
 {{- end }}
 {{- if has "ReadWriteMany" .Values.persistence.accessModes }}true{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when the index is on object storage: readers then mount no claim (docs/design.md#readers-without-the-folder). */}}
+{{- define "ragdown.objectStore" -}}
+{{- if .Values.index.objectStore.uri }}true{{ end }}
+{{- end }}
+
+{{/* The ServiceAccount of the indexer and readers, when one is named or rendered (IRSA, Workload Identity). */}}
+{{- define "ragdown.serverServiceAccountName" -}}
+{{- $sa := .Values.index.objectStore.serviceAccount }}
+{{- if $sa.create }}{{ default (printf "%s-server" (include "ragdown.fullname" .)) $sa.name }}
+{{- else }}{{ $sa.name }}{{ end }}
+{{- end }}
+
+{{/* The store's credentials, as the containers' envFrom (empty without index.objectStore.existingSecret). */}}
+{{- define "ragdown.serverEnvFrom" -}}
+{{- with .Values.index.objectStore.existingSecret }}
+envFrom:
+  - secretRef:
+      name: {{ . | quote }}
+{{- end }}
 {{- end }}
 
 {{/* A pod affinity term: same node as the pods of one component. Call with (dict "ctx" $ "component" "indexer"). */}}
@@ -362,10 +386,29 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
 {{ include "ragdown.adminTokenEnv" $ctx }}
 {{- end }}
 {{ include "ragdown.internalTokenEnv" $ctx }}
+{{- /* A reader of an index on object storage has no docs volume: it reads its copy of the folders. */}}
+{{- if not (and (eq .role "reader") (include "ragdown.objectStore" $ctx)) }}
 - name: RAGDOWN_DOCS_DIR
   value: /data/docs
+{{- end }}
 - name: RAGDOWN_DATA_DIR
   value: /data/index
+{{- with $ctx.Values.index.objectStore }}
+{{- if .uri }}
+- name: RAGDOWN_INDEX_URI
+  value: {{ .uri | quote }}
+- name: RAGDOWN_INDEX_REFRESH_SECONDS
+  value: {{ .refreshSeconds | quote }}
+{{- with .endpoint }}
+- name: AWS_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .region }}
+- name: AWS_REGION
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
 - name: RAGDOWN_HOST
   value: 0.0.0.0
 - name: PORT
@@ -475,10 +518,17 @@ Volumes of a server pod: the shared claim, /tmp, the query log, then the compone
 Call with (dict "ctx" $ "readOnly" <bool> "extra" <component extraVolumes>).
 */}}
 {{- define "ragdown.serverVolumes" -}}
+{{- if and .readOnly (include "ragdown.objectStore" .ctx) }}
+# The index is on object storage: this reader's own scratch (its copy of the folders, models, its files).
+- name: data
+  emptyDir:
+    sizeLimit: {{ .ctx.Values.index.objectStore.readerScratchSize }}
+{{- else }}
 - name: data
   persistentVolumeClaim:
     claimName: {{ include "ragdown.claimName" .ctx }}
     readOnly: {{ .readOnly }}
+{{- end }}
 - name: tmp
   emptyDir: {}
 {{- if .ctx.Values.queryLog.enabled }}
@@ -494,7 +544,7 @@ Call with (dict "ctx" $ "readOnly" <bool> "extra" <component extraVolumes>).
 {{- define "ragdown.serverVolumeMounts" -}}
 - name: data
   mountPath: /data
-  readOnly: {{ .readOnly }}
+  readOnly: {{ and .readOnly (not (include "ragdown.objectStore" .ctx)) }}
 - name: tmp
   mountPath: /tmp
 {{- if .ctx.Values.queryLog.enabled }}
