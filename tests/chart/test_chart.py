@@ -710,7 +710,8 @@ def test_with_the_index_on_object_storage_readers_mount_no_claim_and_spread(rend
     (mount,) = [m for m in container(reader, "ragdown")["volumeMounts"] if m["name"] == "data"]
     assert mount["readOnly"] is False  # its copy of the folders and the models are written there
     reader_env, indexer_env = env_of(container(reader, "ragdown")), env_of(container(indexer, "ragdown"))
-    assert "RAGDOWN_DOCS_DIR" not in reader_env  # it reads its copy of the folders
+    # It reads its copy of the folders: the empty value clears the image's RAGDOWN_DOCS_DIR.
+    assert reader_env["RAGDOWN_DOCS_DIR"] == ""
     assert indexer_env["RAGDOWN_DOCS_DIR"] == "/data/docs"
     for env in (reader_env, indexer_env):
         assert env["RAGDOWN_INDEX_URI"] == "s3://ragdown-index/team"

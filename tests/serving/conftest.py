@@ -189,21 +189,19 @@ def start_serve(
     **env: str,
 ) -> subprocess.Popen[bytes]:
     """`ragdown serve` as a process with the hash embedder (output kept for a failure message unless
-    `stdout`/`stderr` say otherwise); `env` adds to or overrides its variables, and an empty value
-    leaves the variable unset."""
-    merged = {
-        **os.environ,
-        "RAGDOWN_DOCS_DIR": str(docs),
-        "RAGDOWN_DATA_DIR": str(data),
-        "RAGDOWN_EMBEDDER": "hash",
-        "RAGDOWN_TOKEN": token,
-        "PORT": str(port),
-        "RAGDOWN_METRICS_PORT": "0",
-        **env,
-    }
+    `stdout`/`stderr` say otherwise); `env` adds to or overrides its variables."""
     return subprocess.Popen(
         [sys.executable, "-m", "ragdown.cli", "serve"],
-        env={name: value for name, value in merged.items() if value != ""},
+        env={
+            **os.environ,
+            "RAGDOWN_DOCS_DIR": str(docs),
+            "RAGDOWN_DATA_DIR": str(data),
+            "RAGDOWN_EMBEDDER": "hash",
+            "RAGDOWN_TOKEN": token,
+            "PORT": str(port),
+            "RAGDOWN_METRICS_PORT": "0",
+            **env,
+        },
         stdout=stdout,
         stderr=stderr,
     )

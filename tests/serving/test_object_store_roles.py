@@ -53,7 +53,8 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
     readers: list[Proc] = []
     try:
         wait_synced(primary)
-        # Reader A has a read-only view of the folder; reader B has none and reads its copy from the bucket.
+        # Reader A has a read-only view of the folder; reader B has none (an empty RAGDOWN_DOCS_DIR, as
+        # the chart clears the image's default) and reads its copy from the bucket.
         readers = [
             cluster_reader(docs, tmp_path / "data-a", internal, **s3_env),
             cluster_reader(docs, tmp_path / "data-b", internal, **s3_env, RAGDOWN_DOCS_DIR=""),

@@ -386,11 +386,10 @@ Call with (dict "ctx" $ "role" "primary"|"reader" "extraEnv" <component extraEnv
 {{ include "ragdown.adminTokenEnv" $ctx }}
 {{- end }}
 {{ include "ragdown.internalTokenEnv" $ctx }}
-{{- /* A reader of an index on object storage has no docs volume: it reads its copy of the folders. */}}
-{{- if not (and (eq .role "reader") (include "ragdown.objectStore" $ctx)) }}
+{{- /* A reader of an index on object storage has no docs volume: it reads its copy of the folders
+(an empty value clears the image's default). */}}
 - name: RAGDOWN_DOCS_DIR
-  value: /data/docs
-{{- end }}
+  value: {{ if and (eq .role "reader") (include "ragdown.objectStore" $ctx) }}""{{ else }}/data/docs{{ end }}
 - name: RAGDOWN_DATA_DIR
   value: /data/index
 {{- with $ctx.Values.index.objectStore }}

@@ -108,6 +108,13 @@ class ServerSettings(EmbedderSettings):
         description="on object storage, how soon a reader sees the primary's commits (seconds)",
     )
 
+    @field_validator("docs_dir", mode="before")
+    @classmethod
+    def _no_docs_dir(cls, value: object) -> object:
+        """An empty RAGDOWN_DOCS_DIR is none: the chart's object-store readers clear the image's
+        default that way (docs/design.md#readers-without-the-folder)."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("index_uri")
     @classmethod
     def _index_uri(cls, value: str | None) -> str | None:
