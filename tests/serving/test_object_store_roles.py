@@ -53,16 +53,19 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
     readers: list[Proc] = []
     try:
         wait_synced(primary)
-        # Reader A has a read-only view of the folder; reader B has none (an empty RAGDOWN_DOCS_DIR, as
-        # the chart clears the image's default) and reads its copy from the bucket.
+        # Readers A and B have no view of the folder (an empty RAGDOWN_DOCS_DIR, as the chart clears
+        # the image's default): each reads its own copy from the bucket. Reader L is a reader as
+        # before, with a read-only view of the folder, for comparison.
         readers = [
-            cluster_reader(docs, tmp_path / "data-a", internal, **s3_env),
-            cluster_reader(docs, tmp_path / "data-b", internal, **s3_env, RAGDOWN_DOCS_DIR=""),
+            cluster_reader(docs, tmp_path / f"data-{name}", internal, **s3_env, RAGDOWN_DOCS_DIR="")
+            for name in ("a", "b")
         ]
+        local_view = cluster_reader(docs, tmp_path / "data-l", internal, **s3_env)
+        readers.append(local_view)
         for reader in readers:
             wait_for(lambda r=reader: r.status()["role"] == "reader", what="a reader")
         # No process keeps the index in its data dir: it is in the bucket.
-        for name in ("primary", "a", "b"):
+        for name in ("primary", "a", "b", "l"):
             data = tmp_path / f"data-{name}"
             assert not (data / "meta.json").exists()
             assert not any(p.name.startswith("lance") for p in data.iterdir()) if data.exists() else True
@@ -80,9 +83,14 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
             ("ragdown_stats", {}),
             ("ragdown_context", {"prompt": "how does redis evict keys"}),
         ):
-            assert await readers[1].call(tool, arguments) == await readers[0].call(tool, arguments), tool
-        assert (tmp_path / "data-b/folder/ops/redis.md").read_bytes() == (docs / "ops/redis.md").read_bytes()
-        reader_a, reader_b = readers
+            expected = await local_view.call(tool, arguments)
+            for reader in readers[:2]:
+                assert await reader.call(tool, arguments) == expected, tool
+        for name in ("a", "b"):
+            assert (tmp_path / f"data-{name}/folder/ops/redis.md").read_bytes() == (
+                docs / "ops/redis.md"
+            ).read_bytes()
+        reader_a, reader_b, _ = readers
         written = await reader_a.call(
             "ragdown_write", {"path": "queues.md", "text": "# Queues\n\nKafka consumer lag alerts.\n"}
         )
