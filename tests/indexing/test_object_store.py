@@ -254,3 +254,30 @@ def test_a_copied_path_the_path_rule_refuses_is_never_written(
     inside = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert [p for p in inside if not p.startswith(("nested/copy/", "docs/", "primary/"))] == []
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == ["ops/cache.md"]
+
+
+def test_old_versions_are_cleaned_up_on_the_store(
+    open_engine: Callable[..., Engine],
+    write: WriteDoc,
+    tmp_path: Path,
+    index_uri: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every sync's compaction drops versions past KEEP_VERSIONS_FOR there as on disk: the manifests
+    kept stay few however many syncs ran."""
+    import pyarrow.fs as pafs
+
+    monkeypatch.setattr(store_module, "KEEP_VERSIONS_FOR", timedelta(0))
+    primary = open_engine()
+    for round_ in range(6):
+        write("ops/cache.md", f"# Cache\nRedis eviction, edit {round_}.")
+        primary.store.keep_versions_for = timedelta(0)
+        primary.sync()
+    location = IndexLocation(tmp_path / "elsewhere", index_uri)
+    meta = location.read_meta(fresh=True)
+    assert meta is not None
+    fs, root = location.filesystem()
+    infos = fs.get_file_info(pafs.FileSelector(f"{root}/{meta.lance_dir}", recursive=True))
+    manifests = [i.path for i in infos if "/_versions/" in i.path and i.path.endswith(".manifest")]
+    assert 1 <= len(manifests) <= 3, manifests
+    assert primary.recall("redis eviction edit", 1)[0].text.endswith("edit 5.")
