@@ -231,7 +231,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         node.serve_internal(app)
     else:
         assert node.client is not None
-        app.mcp.become(engine, node.client.tool)
+        app.mcp.become(engine, node.forwarder(engine))
         node.watch_for_takeover(app, engine)
     stop_metrics = start_metrics(app, settings, "primary" if primary else "reader", engine, node)
     print(f"ragdown: listening on {base_url(settings)} (Ctrl-C stops)", file=sys.stderr)

@@ -340,6 +340,16 @@ class Engine:
         """The sync `start` began has ended (a reader, which never syncs, counts as done)."""
         return self._started is None or self._started.done()
 
+    def see_latest(self) -> None:
+        """Look at the index's newest commit now (a write just made for this reader), not within
+        the refresh bound; a failure leaves the bound to catch up."""
+        try:
+            self.index.location.read_meta(fresh=True)
+            self.follow_index()
+            self.index.searched()[0].see_latest()
+        except Exception as error:
+            log.info("could not look at the newest index version: %s", error)
+
     def follow_index(self) -> None:
         """On a reader: follow the primary to a rebuilt index (ActiveIndex.follow)."""
         if not self.writable:

@@ -38,7 +38,7 @@ def s3_env() -> Iterator[dict[str, str]]:
         aws_secret_access_key="testing",
         region_name="us-east-1",
     ).create_bucket(Bucket=bucket)
-    yield {**env, "RAGDOWN_INDEX_URI": f"s3://{bucket}/ragdown", "RAGDOWN_INDEX_REFRESH_SECONDS": "0.5"}
+    yield {**env, "RAGDOWN_INDEX_URI": f"s3://{bucket}/ragdown", "RAGDOWN_INDEX_REFRESH_SECONDS": "3"}
     server.stop()
 
 
@@ -96,6 +96,9 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
         )
         assert "queues.md" in written
         assert (docs / "ops/queues.md").exists()
+        # The reader that forwarded the write sees it in its very next search, not a refresh bound later.
+        found_by_a = await reader_a.call("ragdown_recall", {"query": "kafka consumer lag", "top_k": 1})
+        assert found_by_a.startswith("[1] queues.md:")
 
         async def found_by_b() -> bool:
             answer = await reader_b.call("ragdown_recall", {"query": "kafka consumer lag", "top_k": 1})

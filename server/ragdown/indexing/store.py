@@ -300,6 +300,12 @@ class ChunkStore:
                     self._forget_caches()
                 self._seen_version = version
 
+    def see_latest(self) -> None:
+        """Move to the table's newest version now, whatever the refresh bound, then forget what
+        was cached for the older one."""
+        self.table.checkout_latest()
+        self.refresh()
+
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`, kept until the table changes (a write here, or a commit `refresh` sees).
         For reads derived from the whole table; callers must not mutate what they get."""

@@ -24,6 +24,7 @@ from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
 from ragdown.serving.http import RagdownApp
 from ragdown.serving.internal import internal_app
+from ragdown.serving.tools import Forward
 
 log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0
@@ -98,6 +99,21 @@ class Node:
         engine.memory = RemoteSessionMemory(self.client)
         warm_in_background(engine)
         return engine
+
+    def forwarder(self, engine: Engine) -> Forward:
+        """Write tools sent to the primary. After one succeeds this reader looks at the index at once
+        rather than within the refresh bound, so its next search sees the write
+        (docs/design.md#index-on-object-storage)."""
+        assert self.client is not None
+        tool = self.client.tool
+
+        def run(name: str, folder: str | None, sub: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+            text, is_error = tool(name, folder, sub, arguments)
+            if not is_error:
+                engine.see_latest()
+            return text, is_error
+
+        return run
 
     def serve_internal(self, app: RagdownApp) -> None:
         """The internal API readers call, never on the public port: on `<data_dir>/primary.sock`
