@@ -43,8 +43,10 @@ def s3_env() -> Iterator[dict[str, str]]:
 
 
 async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
-    tmp_path: Path, s3_env: dict[str, str]
+    tmp_path: Path, s3_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name, value in s3_env.items():  # this process reads the bucket's meta.json too
+        monkeypatch.setenv(name, value)
     docs = ops_folder(
         tmp_path,
         {"redis.md": "# Redis\n\n## Eviction\n\nRedis evicts keys under memory pressure.\n"},
@@ -114,6 +116,20 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
                 break
             await _sleep(0.2)
         assert "Kafka consumer lag" in await reader_b.call("ragdown_read_doc", {"path": "queues.md"})
+
+        # A full rebuild beside the old table: reader B keeps answering across the switch, then follows.
+        from ragdown.indexing.location import IndexLocation
+
+        location = IndexLocation(tmp_path, s3_env["RAGDOWN_INDEX_URI"])
+        before = location.read_meta(fresh=True)
+        assert before is not None
+        rebuilt = await reader_a.call("ragdown_reindex", {"full": True})
+        assert "error" not in rebuilt.lower()
+        answers = [await reader_b.call("ragdown_recall", asked) for _ in range(25)]
+        assert all(answer == from_primary for answer in answers)
+        after = location.read_meta(fresh=True)
+        assert after is not None
+        assert after.lance_dir != before.lance_dir
 
         # The primary killed: the readers still answer from the bucket, and a new primary opens it.
         primary.process.kill()
