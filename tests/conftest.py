@@ -58,6 +58,15 @@ def make_engine(docs: Path, data_dir: Path) -> Iterator[Callable[..., Engine]]:
         engine.close()
 
 
+def synced_engine(make_engine: Callable[..., Engine], write: WriteDoc, documents: dict[str, str]) -> Engine:
+    """An engine (hash embedder) over `documents` (path -> text), synced."""
+    for path, text in documents.items():
+        write(path, text)
+    built = make_engine()
+    built.sync()
+    return built
+
+
 @pytest.fixture(scope="session", autouse=True)
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Model builds and downloads go to a folder of the test session, never the user's cache."""

@@ -14,7 +14,7 @@ from ragdown.indexing.lexicon import ANALYZER, MAX_TOKEN_BYTES, STOP_WORDS, Lexi
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.hybrid import HIT_COLUMNS, start_lexical
-from tests.conftest import WriteDoc
+from tests.conftest import WriteDoc, synced_engine
 
 LONG = "x" * (MAX_TOKEN_BYTES - 1)
 DOCS = {
@@ -35,11 +35,7 @@ WORDS = sorted({w for text in DOCS.values() for w in text.replace("`", " ").spli
 
 @pytest.fixture
 def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
-    for path, text in DOCS.items():
-        write(path, text)
-    built = make_engine()
-    built.sync()
-    return built
+    return synced_engine(make_engine, write, DOCS)
 
 
 def lexicon_of(store: ChunkStore) -> tuple[Lexicon, list[str]]:

@@ -14,7 +14,7 @@ from ragdown.indexing.lexicon import LexiconBuild
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import Retrieved
 from ragdown.search.hybrid import HIT_COLUMNS, _lexical_ranking, retrieve
-from tests.conftest import WriteDoc
+from tests.conftest import WriteDoc, synced_engine
 
 DOCS = {
     "ops/cache.md": "---\ntags: [ops/cache, infra]\n---\n# Cache\nRedis eviction and memory.",
@@ -45,11 +45,7 @@ FILTERS = [
 
 @pytest.fixture
 def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
-    for path, text in DOCS.items():
-        write(path, text)
-    built = make_engine()
-    built.sync()
-    return built
+    return synced_engine(make_engine, write, DOCS)
 
 
 @pytest.mark.parametrize("filters", FILTERS)
