@@ -27,7 +27,7 @@ def s3_env() -> Iterator[dict[str, str]]:
     env = {
         "AWS_ENDPOINT_URL": f"http://{host}:{port}",
         "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECRET_ACCESS_KEY": "moto-secret-4f1c",
         "AWS_REGION": "us-east-1",
     }
     bucket = f"index-{uuid.uuid4().hex[:10]}"
@@ -35,7 +35,7 @@ def s3_env() -> Iterator[dict[str, str]]:
         "s3",
         endpoint_url=env["AWS_ENDPOINT_URL"],
         aws_access_key_id="testing",
-        aws_secret_access_key="testing",
+        aws_secret_access_key="moto-secret-4f1c",
         region_name="us-east-1",
     ).create_bucket(Bucket=bucket)
     yield {**env, "RAGDOWN_INDEX_URI": f"s3://{bucket}/ragdown", "RAGDOWN_INDEX_REFRESH_SECONDS": "3"}
@@ -148,7 +148,10 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
             proc.stop()
         for proc in (*readers, primary):
             if proc.process.stderr is not None:
-                print(proc.process.stderr.read().decode(errors="replace")[-2000:])
+                printed = proc.process.stderr.read().decode(errors="replace")
+                print(printed[-2000:])
+                assert f"(index in {s3_env['RAGDOWN_INDEX_URI']})" in printed  # where the index is
+                assert s3_env["AWS_SECRET_ACCESS_KEY"] not in printed
 
 
 async def _sleep(seconds: float) -> None:

@@ -40,7 +40,8 @@ def startup_lines(docs: Path, data_dir: Path, settings: ServerSettings, role: st
         if settings.token
         else "send Authorization: Bearer <RAGDOWN_ADMIN_TOKEN>"
     )
-    lines = [f"ragdown {__version__}: {role} for {docs} (index in {data_dir})", f"MCP endpoints ({auth}):"]
+    index = settings.index_uri or data_dir  # an object store's URI names no secret (docs/security.md)
+    lines = [f"ragdown {__version__}: {role} for {docs} (index in {index})", f"MCP endpoints ({auth}):"]
     folders = list_folders(docs)
     served = [folder for folder in folders if folder.mcp]
     width = max((len(f"{url}/mcp/{folder.name}") for folder in served), default=0)
