@@ -121,11 +121,7 @@ class Engine:
 
     def _after_sync(self, report: SyncReport) -> None:
         self.index.publish()
-        if self.folder_copy is not None:
-            try:
-                self.folder_copy.publish(self.docs_dir)
-            except Exception as error:  # readers keep the last copy; the next sync tries again
-                log.warning("could not copy the folder beside the index: %s", error)
+        self.publish_folder_copy()
         if report.changed:
             release_free_memory()  # batches of text, vectors and Arrow tables, all freed now
 
@@ -339,6 +335,17 @@ class Engine:
     def first_sync_done(self) -> bool:
         """The sync `start` began has ended (a reader, which never syncs, counts as done)."""
         return self._started is None or self._started.done()
+
+    def publish_folder_copy(self) -> None:
+        """With the index on object storage, bring the copy of the folder readers read up to date:
+        after every sync, and after a folder's or the server's settings change without one
+        (docs/design.md#readers-without-the-folder)."""
+        if self.folder_copy is None:
+            return
+        try:
+            self.folder_copy.publish(self.docs_dir)
+        except Exception as error:  # readers keep the last copy; the next sync tries again
+            log.warning("could not copy the folder beside the index: %s", error)
 
     def see_latest(self) -> None:
         """Look at the index's newest commit now (a write just made for this reader), not within

@@ -9,11 +9,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.serving.test_roles import Proc, cluster_primary, cluster_reader, ops_folder, wait_for, wait_synced
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+ADMIN = "object-store-admin-token"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
         tmp_path,
         {"redis.md": "# Redis\n\n## Eviction\n\nRedis evicts keys under memory pressure.\n"},
     )
-    primary, internal = cluster_primary(docs, tmp_path / "data-primary", **s3_env)
+    primary, internal = cluster_primary(docs, tmp_path / "data-primary", **s3_env, RAGDOWN_ADMIN_TOKEN=ADMIN)
     readers: list[Proc] = []
     try:
         wait_synced(primary)
@@ -116,6 +118,19 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
                 break
             await _sleep(0.2)
         assert "Kafka consumer lag" in await reader_b.call("ragdown_read_doc", {"path": "queues.md"})
+
+        # A folder's settings changed from the web API reach the readers' copies without a sync.
+        changed = httpx.patch(
+            f"{primary.url}/api/folders/ops",
+            json={"title": "Ops runbooks"},
+            headers={"Authorization": f"Bearer {ADMIN}"},
+            timeout=30,
+        )
+        assert changed.status_code == 200, changed.text
+        copied = tmp_path / "data-b/folder/ops/.ragdown.json"
+        assert wait_for(
+            lambda: copied.exists() and "Ops runbooks" in copied.read_text(encoding="utf-8"), what="the copy"
+        )
 
         # A full rebuild beside the old table: reader B keeps answering across the switch, then follows.
         from ragdown.indexing.location import IndexLocation

@@ -62,6 +62,7 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
                         400, f"the embedder {name} cannot be loaded, so nothing changed: {error}"
                     ) from None
         write_saved(engine.docs_dir, saved)
+        engine.publish_folder_copy()
         engine.apply_settings(in_effect(environment, read_saved(engine.docs_dir)))
         return described(engine)
 

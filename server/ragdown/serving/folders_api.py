@@ -103,6 +103,8 @@ def folders_router(access: ApiAccess) -> APIRouter:
         )
         if renamed:
             engine.sync()
+        else:  # readers without the folder read its settings from the copy beside the index
+            engine.publish_folder_copy()
         return {"folder": described(engine, folder)}
 
     @router.delete("/folders/{name:path}")
