@@ -201,7 +201,12 @@ def test_settings_show_usage_and_change_a_folder(page: Page, make_served: object
     server = page.get_by_role("form", name="Server settings")
     server.get_by_label("Characters per hit").fill("500")
     server.get_by_label("Hook: sections per prompt").fill("3")
-    server.get_by_role("button", name="Save server settings").click()
+    # Wait for the save's own answer: the folder save's "Saved" toast may still be showing.
+    with page.expect_response(
+        lambda r: r.url.endswith("/api/settings") and r.request.method == "PATCH"
+    ) as saved:
+        server.get_by_role("button", name="Save server settings").click()
+    assert saved.value.ok
     expect(page.locator("#toast")).to_have_text("Saved")
     assert (served.engine.settings.text_limit, served.engine.hook_settings().top_k) == (500, 3)
     expect(page.get_by_role("form", name="Server settings")).to_contain_text("the environment says 2000")

@@ -147,9 +147,9 @@ def create_app(
             "ready": True,
             "role": "reader" if routes.forward is not None else "primary",
         }
-        client = getattr(routes.forward, "__self__", None)
-        if client is not None and hasattr(client, "reachable"):
-            body["primary_reachable"] = bool(client.reachable())
+        reachable = getattr(routes.forward, "reachable", None)  # node.Forwarder's
+        if callable(reachable):
+            body["primary_reachable"] = bool(reachable())
         return body
 
     def admin(header: str | None) -> bool | None:

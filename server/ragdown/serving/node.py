@@ -24,7 +24,6 @@ from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
 from ragdown.serving.http import RagdownApp
 from ragdown.serving.internal import internal_app
-from ragdown.serving.tools import Forward
 
 log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0
@@ -33,6 +32,27 @@ INDEX_WAIT_S = 300.0
 def warm_in_background(engine: Engine) -> None:
     """The model and the search structures load while the server starts, not in the first call."""
     threading.Thread(target=engine.warm, name="ragdown-warm", daemon=True).start()
+
+
+class Forwarder:
+    """A reader's write tools, sent to the primary. After one succeeds the reader looks at the index
+    at once rather than within the refresh bound, so its next search sees the write
+    (docs/design.md#index-on-object-storage). `reachable` is what `/readyz` reports."""
+
+    def __init__(self, client: PrimaryClient, engine: Engine) -> None:
+        self.client = client
+        self.engine = engine
+
+    def __call__(
+        self, name: str, folder: str | None, sub: str, arguments: dict[str, Any]
+    ) -> tuple[str, bool]:
+        text, is_error = self.client.tool(name, folder, sub, arguments)
+        if not is_error:
+            self.engine.see_latest()
+        return text, is_error
+
+    def reachable(self) -> bool:
+        return self.client.reachable()
 
 
 class Node:
@@ -100,20 +120,10 @@ class Node:
         warm_in_background(engine)
         return engine
 
-    def forwarder(self, engine: Engine) -> Forward:
-        """Write tools sent to the primary. After one succeeds this reader looks at the index at once
-        rather than within the refresh bound, so its next search sees the write
-        (docs/design.md#index-on-object-storage)."""
+    def forwarder(self, engine: Engine) -> Forwarder:
+        """Write tools sent to the primary (Forwarder)."""
         assert self.client is not None
-        tool = self.client.tool
-
-        def run(name: str, folder: str | None, sub: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-            text, is_error = tool(name, folder, sub, arguments)
-            if not is_error:
-                engine.see_latest()
-            return text, is_error
-
-        return run
+        return Forwarder(self.client, engine)
 
     def serve_internal(self, app: RagdownApp) -> None:
         """The internal API readers call, never on the public port: on `<data_dir>/primary.sock`
