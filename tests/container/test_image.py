@@ -1,0 +1,205 @@
+"""The image, built from the Dockerfile and run by a real container engine (docs/cluster.md#the-image-in-ci):
+read-only and non-root with only the chart's writable mounts, an indexer and two readers sharing
+one volume (the readers' mount read-only), and SIGTERM ending each cleanly.
+
+The base is a stand-in for python:3.12-slim built from Debian packages (tests/container/build_images.sh),
+because no image registry is reachable here. Skipped where no container engine runs, unless
+RAGDOWN_REQUIRE_CONTAINERS is set (CI sets it: there they must run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "container-token"
+INTERNAL = "container-internal-token"
+UID = 10001
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.container]
+
+
+def docker(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=check, timeout=timeout)
+
+
+def engine_runs() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return docker("info", check=False, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    if not engine_runs():
+        if os.environ.get("RAGDOWN_REQUIRE_CONTAINERS"):
+            pytest.fail("no container engine answers `docker info`; CI must run the container tests")
+        pytest.skip("no container engine here")
+    built = subprocess.run(
+        [str(REPO / "tests/container/build_images.sh")], capture_output=True, text=True, timeout=1800
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    return os.environ.get("RAGDOWN_CI_IMAGE", "ragdown:ci")
+
+
+@pytest.fixture
+def network() -> Iterator[str]:
+    name = f"ragdown-test-{uuid.uuid4().hex[:8]}"
+    docker("network", "create", name)
+    yield name
+    docker("network", "rm", name, check=False)
+
+
+@pytest.fixture
+def volume(tmp_path: Path) -> Path:
+    """A host directory standing in for the chart's claim: docs/ (the examples) and index/, owned by
+    the image's user as the chart's fsGroup makes them."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "examples", data / "docs")
+    (data / "index").mkdir()
+    for path in [data, *data.rglob("*")]:
+        os.chown(path, UID, UID)
+    return data
+
+
+class Container:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        port = docker("port", name, "3000/tcp").stdout.strip().splitlines()[0]
+        self.url = f"http://127.0.0.1:{port.rsplit(':', 1)[1]}"
+
+    def wait_ready(self, timeout: float = 180) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                answer = httpx.get(f"{self.url}/readyz", timeout=3)
+                if answer.status_code == 200:
+                    return dict(answer.json())
+            except httpx.HTTPError:
+                pass
+            running = docker("inspect", "-f", "{{.State.Running}}", self.name).stdout.strip()
+            assert running == "true", docker("logs", self.name, check=False).stderr[-3000:]
+            assert time.monotonic() < deadline, docker("logs", self.name, check=False).stderr[-3000:]
+            time.sleep(0.5)
+
+    async def call(self, tool: str, arguments: dict[str, Any], path: str = "/mcp/notes") -> str:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
+            Client(streamable_http_client(f"{self.url}{path}", http_client=http)) as client,
+        ):
+            result = await client.call_tool(tool, arguments)
+            return "".join(getattr(c, "text", "") for c in result.content)
+
+    async def tool_names(self) -> list[str]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
+            Client(streamable_http_client(f"{self.url}/mcp/notes", http_client=http)) as client,
+        ):
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    def stop(self, grace_s: int = 30) -> int:
+        """`docker stop` (SIGTERM, then SIGKILL after the grace period); the exit code."""
+        docker("stop", "-t", str(grace_s), self.name, timeout=grace_s + 60)
+        return int(docker("inspect", "-f", "{{.State.ExitCode}}", self.name).stdout.strip())
+
+
+@pytest.fixture
+def run(image: str, network: str) -> Iterator[Callable[..., Container]]:
+    started: list[str] = []
+
+    def start(name: str, volume: Path, *, read_only_data: bool = False, **env: str) -> Container:
+        full = f"{network}-{name}"
+        environment = {
+            "RAGDOWN_TOKEN": TOKEN,
+            "RAGDOWN_INTERNAL_TOKEN": INTERNAL,
+            "RAGDOWN_EMBEDDER": "hash",
+            "RAGDOWN_METRICS_PORT": "0",
+            **env,
+        }
+        command = [
+            "run", "-d", "--name", full, "--network", network, "--network-alias", name,
+            # The chart's shape: read-only root, non-root, no capabilities, only /tmp and /data writable.
+            "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            "-v", f"{volume}:/data{':ro' if read_only_data else ''}",
+            "-p", "127.0.0.1::3000",
+        ]  # fmt: skip
+        for key, value in environment.items():
+            command += ["-e", f"{key}={value}"]
+        docker(*command, image)
+        started.append(full)
+        return Container(full)
+
+    yield start
+    for name in started:
+        docker("rm", "-f", name, check=False)
+
+
+async def test_the_image_serves_read_only_as_non_root_and_stops_on_sigterm(
+    run: Callable[..., Container], volume: Path
+) -> None:
+    server = run("indexer", volume, RAGDOWN_ROLE="primary", RAGDOWN_INTERNAL_PORT="3001")
+    assert server.wait_ready() == {"ready": True, "role": "primary"}
+    assert docker("exec", server.name, "id", "-u").stdout.strip() == str(UID)
+    # The root filesystem is read-only: nothing outside /tmp and /data can be written.
+    refused = docker("exec", server.name, "sh", "-c", "touch /opt/venv/x", check=False)
+    assert refused.returncode != 0
+    names = await server.tool_names()
+    assert {"ragdown_recall", "ragdown_write", "ragdown_read_doc"} <= set(names)
+    assert len(names) >= 12
+    arguments = {"path": "from-container.md", "text": "# Boxed\n\nWritten in."}
+    assert "from-container.md" in await server.call("ragdown_write", arguments)
+    assert (volume / "docs/notes/from-container.md").read_text(encoding="utf-8").endswith("Written in.")
+    assert server.stop() == 0  # SIGTERM handled: a clean exit, not the grace period's SIGKILL (137)
+
+
+async def test_an_indexer_and_two_readers_share_one_volume(
+    run: Callable[..., Container], volume: Path
+) -> None:
+    indexer = run("indexer", volume, RAGDOWN_ROLE="primary", RAGDOWN_INTERNAL_PORT="3001")
+    indexer.wait_ready()
+    readers = [
+        run(
+            f"reader-{n}",
+            volume,
+            read_only_data=True,
+            RAGDOWN_ROLE="reader",
+            RAGDOWN_PRIMARY_URL="http://indexer:3001",
+        )
+        for n in (1, 2)
+    ]
+    for reader in readers:
+        ready = reader.wait_ready()
+        assert ready["role"] == "reader"
+        assert ready["primary_reachable"] is True
+    written = await readers[0].call(
+        "ragdown_write", {"path": "shared.md", "text": "# Shared\n\nQuasar calibration checklist."}
+    )
+    assert "shared.md" in written
+    assert (volume / "docs/notes/shared.md").exists()  # the indexer wrote it; the readers cannot
+    deadline = time.monotonic() + 60
+    found = ""
+    while time.monotonic() < deadline:
+        found = await readers[1].call("ragdown_recall", {"query": "quasar calibration checklist", "top_k": 1})
+        if found.startswith("[1] shared.md:"):
+            break
+        time.sleep(0.5)
+    assert found.startswith("[1] shared.md:")
+    refused = docker("exec", readers[1].name, "sh", "-c", "touch /data/docs/x", check=False)
+    assert refused.returncode != 0  # the readers' mount is read-only
+    for container in (*readers, indexer):
+        assert container.stop() == 0
