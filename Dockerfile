@@ -50,8 +50,16 @@ RUN RAGDOWN_DATA_DIR=/tmp/ragdown-build XDG_CACHE_HOME=/tmp/ragdown-cache \
     done \
     && rm -rf /tmp/ragdown-build* /tmp/ragdown-cache
 # Build-only: onnx made the int8 model above (the runtime only loads it; without onnx a pod that
-# lacked the baked build would run the packaged model, never fail), and pip's own tooling.
-RUN pip uninstall --yes onnx setuptools wheel
+# lacked the baked build would run the packaged model, never fail), and pip's own tooling. Never
+# used at run time (bench/README.md, "Image"): hf-xet (the hub's optional Xet transfer; downloads
+# fall back to HTTP), pyarrow's Flight RPC libraries (nothing imports pyarrow.flight; pyarrow's core
+# does not link them), and pip itself, removed last by the interpreter since the venv's pip goes
+# with it.
+RUN pip uninstall --yes onnx setuptools wheel hf-xet \
+    && rm -f /opt/venv/lib/python3*/site-packages/pyarrow/libarrow_flight.so* \
+        /opt/venv/lib/python3*/site-packages/pyarrow/libarrow_python_flight.so* \
+        /opt/venv/lib/python3*/site-packages/pyarrow/_flight*.so \
+    && python -m pip uninstall --yes pip
 
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE}

@@ -312,7 +312,9 @@ def test_the_image_installs_pinned_versions_and_leaves_build_only_packages_behin
     build = next(n for n, run in enumerate(runs) if "ragdown index" in run)
     cleanup = next(n for n, run in enumerate(runs) if run.startswith("pip uninstall"))
     assert build < cleanup
-    assert {"onnx", "setuptools", "wheel"} <= set(runs[cleanup].split())
+    assert {"onnx", "setuptools", "wheel", "hf-xet"} <= set(runs[cleanup].split())
+    assert "libarrow_flight.so" in runs[cleanup]
+    assert runs[cleanup].rstrip().endswith("pip uninstall --yes pip")  # last: it removes pip itself
     # The runtime finds the baked models even where RAGDOWN_MODELS is a writable volume (the chart).
     assert FINAL.env()["RAGDOWN_MODELS_BUNDLED"] == MODELS_DIR
     assert "BAKE_EMBEDDERS" in runs[build]
