@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+
+from tests.serving.conftest import call_tool, mcp_session
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "container-token"
@@ -98,18 +97,10 @@ class Container:
             time.sleep(0.5)
 
     async def call(self, tool: str, arguments: dict[str, Any], path: str = "/mcp/notes") -> str:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{self.url}{path}", http_client=http)) as client,
-        ):
-            result = await client.call_tool(tool, arguments)
-            return "".join(getattr(c, "text", "") for c in result.content)
+        return await call_tool(f"{self.url}{path}", TOKEN, tool, arguments)
 
     async def tool_names(self) -> list[str]:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{self.url}/mcp/notes", http_client=http)) as client,
-        ):
+        async with mcp_session(f"{self.url}/mcp/notes", TOKEN) as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
     def stop(self, grace_s: int = 30) -> int:

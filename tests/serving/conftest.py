@@ -87,6 +87,23 @@ class Served:
             yield client
 
 
+@asynccontextmanager
+async def mcp_session(url: str, token: str, timeout: float = 60) -> AsyncIterator[Client]:
+    """The official MCP client over streamable HTTP to `url`, with `token` as the bearer."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def call_tool(url: str, token: str, tool: str, arguments: dict[str, Any]) -> str:
+    """One tool call in its own session; the answer's text (an error's too)."""
+    async with mcp_session(url, token) as client:
+        result = await client.call_tool(tool, arguments)
+        return "".join(getattr(c, "text", "") for c in result.content)
+
+
 def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Served]:
     engine = Engine(
         docs,

@@ -14,12 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.serving.conftest import free_port, start_serve, stop_process
+from tests.serving.conftest import call_tool, free_port, start_serve, stop_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKEN = "roles-token"
@@ -74,12 +71,7 @@ class Proc:
         return dict(httpx.get(f"{self.url}/api/status", timeout=2).json())
 
     async def call(self, tool: str, arguments: dict[str, Any], path: str = "/mcp/ops") -> str:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
-            Client(streamable_http_client(f"{self.url}{path}", http_client=http)) as client,
-        ):
-            result = await client.call_tool(tool, arguments)
-            return "".join(getattr(c, "text", "") for c in result.content)
+        return await call_tool(f"{self.url}{path}", TOKEN, tool, arguments)
 
     def stop(self) -> None:
         stop_process(self.process)
