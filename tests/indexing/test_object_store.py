@@ -156,12 +156,9 @@ def test_a_rebuild_that_never_switched_is_removed_at_the_next_start(
     write("ops/cache.md", "# Cache\nRedis eviction policy.")
     open_engine().sync()
     location = IndexLocation(tmp_path / "elsewhere", index_uri)
-    import lancedb
     import pyarrow as pa
 
-    lancedb.connect(
-        location.table_uri("lance-deadbeef"), storage_options=location.storage_options()
-    ).create_table("chunks", pa.table({"x": [1]}))
+    store_module.connect(location, "lance-deadbeef").create_table("chunks", pa.table({"x": [1]}))
     assert "lance-deadbeef" in location.table_dirs()
     restarted = open_engine("restarted")
     assert "lance-deadbeef" not in location.table_dirs()
@@ -238,11 +235,7 @@ def test_a_copied_path_the_path_rule_refuses_is_never_written(
     write("ops/cache.md", "# Cache\nRedis.")
     open_engine().sync()
     location = IndexLocation(tmp_path / "elsewhere", index_uri)
-    import lancedb
-
-    table = lancedb.connect(
-        location.table_uri(COPY_DIR), storage_options=location.storage_options()
-    ).open_table(TABLE)
+    table = store_module.connect(location, COPY_DIR).open_table(TABLE)
     hostile = ["../escape.md", "/etc/passwd.md", "ops/../../up.md", ".git/config.md", "ops/.env", "a\0b.md"]
     table.add(
         pa.table(

@@ -30,8 +30,9 @@ from ragdown.documents.hashes import file_hash
 from ragdown.documents.paths import check_path, is_markdown, is_skipped_entry
 from ragdown.errors import RagdownError
 from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG
+from ragdown.indexing import store
 from ragdown.indexing.location import IndexLocation
-from ragdown.indexing.store import IndexNotReadyError, lance_session, sql_in
+from ragdown.indexing.store import IndexNotReadyError, sql_in
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +81,7 @@ class FolderCopy:
 
     def _open(self, create: bool) -> Any:
         if self._table is None:
-            from ragdown.indexing.lance_import import import_lancedb
-
-            lancedb = import_lancedb()
-            db = lancedb.connect(
-                self.location.table_uri(COPY_DIR),
-                read_consistency_interval=self.location.refresh,
-                storage_options=self.location.storage_options() or None,
-                session=lance_session(),
-            )
+            db = store.connect(self.location, COPY_DIR)
             if TABLE in db.list_tables().tables:
                 self._table = db.open_table(TABLE)
             elif create:
@@ -125,14 +118,8 @@ class FolderCopy:
                     )
                 )
             if changed or gone:
-                table.optimize(cleanup_older_than=self._keep_versions_for())
+                table.optimize(cleanup_older_than=store.KEEP_VERSIONS_FOR)
             return len(changed) + len(gone)
-
-    @staticmethod
-    def _keep_versions_for() -> Any:
-        from ragdown.indexing import store
-
-        return store.KEEP_VERSIONS_FOR
 
     # --- a reader ------------------------------------------------------------------------------
 

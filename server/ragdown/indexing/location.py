@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import ValidationError
-
 from ragdown.errors import UnavailableError
 from ragdown.indexing.meta import META_FILE, IndexMeta, read_meta, write_meta
 
@@ -115,9 +113,7 @@ class IndexLocation:
         try:
             with fs.open_input_stream(path) as stream:
                 meta = IndexMeta.model_validate_json(stream.read())
-        except FileNotFoundError:
-            pass
-        except (ValueError, ValidationError):
+        except (FileNotFoundError, ValueError):  # missing, or not a meta (ValidationError is a ValueError)
             pass
         except OSError as error:
             raise self._refused(error) from error

@@ -78,6 +78,18 @@ def lance_session() -> lancedb.Session:
 FILE_STATE_COLUMNS = ["path", "file_hash", "mtime_ms", "size"]
 
 
+def connect(location: IndexLocation, name: str) -> Any:
+    """The LanceDB database in the directory `name` under the index's location, read as fresh as
+    the location promises, in the process's bounded session."""
+    lancedb = import_lancedb()
+    return lancedb.connect(
+        location.table_uri(name),
+        read_consistency_interval=location.refresh,
+        storage_options=location.storage_options() or None,
+        session=lance_session(),
+    )
+
+
 class IndexNotReadyError(UnavailableError, RuntimeError):
     """A reader found no usable index; the primary has to build it first."""
 
@@ -191,14 +203,7 @@ class ChunkStore:
             self._remove_leftovers(recorded)
 
     def _connect(self) -> Any:
-        lancedb = import_lancedb()
-
-        return lancedb.connect(
-            self.location.table_uri(self.lance_dir),
-            read_consistency_interval=self.location.refresh,
-            storage_options=self.location.storage_options() or None,
-            session=lance_session(),
-        )
+        return connect(self.location, self.lance_dir)
 
     def _open_table(self, recorded: IndexMeta | None, *, fresh: bool = False) -> Any:
         exists = TABLE in self.db.list_tables().tables
