@@ -53,13 +53,18 @@ RUN RAGDOWN_DATA_DIR=/tmp/ragdown-build XDG_CACHE_HOME=/tmp/ragdown-cache \
 # lacked the baked build would run the packaged model, never fail), and pip's own tooling. Never
 # used at run time (bench/README.md, "Image"): hf-xet (the hub's optional Xet transfer; downloads
 # fall back to HTTP), pyarrow's Flight RPC libraries (nothing imports pyarrow.flight; pyarrow's core
-# does not link them), and pip itself, removed last by the interpreter since the venv's pip goes
-# with it.
+# does not link them), the packages' own test suites, C/C++ headers and Cython sources (read only
+# by a compiler or a test runner), ONNX Runtime's offline model optimizer (onnxruntime.transformers;
+# inference never imports it), and pip itself, removed last by the interpreter since the venv's pip
+# goes with it.
 RUN pip uninstall --yes onnx setuptools wheel hf-xet \
-    && rm -f /opt/venv/lib/python3*/site-packages/pyarrow/libarrow_flight.so* \
-        /opt/venv/lib/python3*/site-packages/pyarrow/libarrow_python_flight.so* \
-        /opt/venv/lib/python3*/site-packages/pyarrow/_flight*.so \
-    && python -m pip uninstall --yes pip
+    && cd /opt/venv/lib/python3*/site-packages \
+    && rm -f pyarrow/libarrow_flight.so* pyarrow/libarrow_python_flight.so* pyarrow/_flight*.so \
+    && find . -depth -type d -name tests -exec rm -rf {} + \
+    && find . -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.pxi' -o -name '*.h' -o -name '*.hpp' \
+        -o -name '*.cc' -o -name '*.cpp' \) -delete \
+    && rm -rf pyarrow/include onnxruntime/transformers \
+    && cd / && python -m pip uninstall --yes pip
 
 # --- runtime ----------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE}
