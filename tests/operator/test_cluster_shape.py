@@ -1,12 +1,11 @@
 """The cluster's shape as local processes (docs/design.md#how-it-is-tested): an indexer and a reader sharing
-one data
-dir, the operator reconciling two RagdownFolders against the emulated API, and a path router built
-from the Ingress objects the operator created — the part an ingress controller plays in a cluster.
-An agent's MCP client goes through that router only."""
+one data dir, the operator reconciling two RagdownFolders against the emulated API, and Debian's nginx
+configured from the Ingress objects the operator created (tests/operator/nginx.py), the part an
+ingress controller plays in a cluster. An agent's MCP client goes through nginx only."""
 
 from __future__ import annotations
 
-import posixpath
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,16 +14,14 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
-from aiohttp import web
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.operator.harness import HOST, INGRESSES, TOKEN, Indexer, World, eventually, world
-from tests.serving.conftest import free_port
+from tests.operator.nginx import NGINX_404, nginx_binary, nginx_from_ingresses
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-# The Host header passes through, as ingress controllers pass it: the readers must allow the ingress host.
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
+INGRESS_CLASS = "traefik"  # the class the harness's operator writes (RAGDOWN_OPERATOR_INGRESS_CLASS)
 
 
 @pytest.fixture
@@ -32,60 +29,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def prefix_matches(prefix: str, path: str) -> bool:
-    """Ingress `Prefix` semantics, by whole path elements: `/mcp/work` matches `/mcp/work/x`, not
-    `/mcp/workx`."""
-    prefix = prefix.rstrip("/") or "/"
-    return prefix == "/" or path == prefix or path.startswith(prefix + "/")
+@pytest.fixture(autouse=True)
+def nginx_installed() -> None:
+    if nginx_binary() is None:
+        if os.environ.get("RAGDOWN_REQUIRE_NGINX"):
+            pytest.fail("nginx is not installed; CI installs Debian's nginx and must run these tests")
+        pytest.skip("nginx is not installed (Debian's package `nginx`)")
 
 
-def route(ingresses: list[dict[str, Any]], host: str, path: str) -> tuple[str, int] | None:
-    """The (service, port) of the longest matching Prefix path among rules for `host`, as a
-    controller picks it; None is the controller's default 404."""
-    best: tuple[int, str, int] | None = None
-    for ingress in ingresses:
-        for rule in ingress["spec"].get("rules", []):
-            if rule.get("host") not in (None, host):
-                continue
-            for entry in rule["http"]["paths"]:
-                assert entry["pathType"] == "Prefix"
-                if prefix_matches(entry["path"], path):
-                    service = entry["backend"]["service"]
-                    candidate = (len(entry["path"]), service["name"], service["port"]["number"])
-                    best = max(best, candidate) if best else candidate
-    return (best[1], best[2]) if best else None
-
-
-@asynccontextmanager
-async def router(w: World, services: dict[tuple[str, int], str]) -> AsyncIterator[str]:
-    """An HTTP router whose routes are the Ingresses in the namespace, read again for every request."""
-
-    async def forward(request: web.Request) -> web.StreamResponse:
-        listing = (await w.kube.get(INGRESSES)).json()
-        path = posixpath.normpath(request.path) if request.path != "/" else "/"
-        target = route(listing.get("items", []), HOST, path)
-        if target is None:
-            return web.Response(status=404, text="default backend - 404")
-        async with httpx.AsyncClient(base_url=services[target], timeout=60) as http:
-            upstream = await http.request(
-                request.method,
-                request.raw_path,
-                headers={k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP},
-                content=await request.read(),
-            )
-        headers = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
-        return web.Response(status=upstream.status_code, headers=headers, body=upstream.content)
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", forward)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+async def ingresses(w: World) -> list[dict[str, Any]]:
+    return list((await w.kube.get(INGRESSES)).json().get("items", []))
 
 
 @asynccontextmanager
@@ -122,8 +75,11 @@ async def test_agents_reach_only_mcp_folders_through_the_operators_routes(tmp_pa
             await w.apply("private", {"title": "Private", "mcp": False})
             await w.settled("work")
             await w.settled("private")
-            services = {("rd-ragdown-reader", 3000): reader.url}
-            async with router(w, services) as base:
+            services = {("rd-ragdown-reader", 3000): reader.url.removeprefix("http://")}
+            listing = lambda: ingresses(w)  # noqa: E731
+            async with nginx_from_ingresses(tmp_path / "nginx", listing, services, INGRESS_CLASS) as proxy:
+                base = proxy.url
+                assert proxy.refused == []
                 async with agent(f"{base}/mcp/work") as client:
                     tools = {t.name for t in (await client.list_tools()).tools}
                     assert {"ragdown_recall", "ragdown_write", "ragdown_context"} <= tools
@@ -139,25 +95,34 @@ async def test_agents_reach_only_mcp_folders_through_the_operators_routes(tmp_pa
                     )
                     assert text(found).startswith("[1] deploys.md")
 
-                async with httpx.AsyncClient(timeout=10) as http:
+                # Requests as an agent sends them, by the ingress's host name.
+                through = httpx.AsyncClient(base_url=base, headers={"Host": HOST}, timeout=10)
+                async with through as http:
+                    # The route exists: the server itself answers (and wants a token).
+                    assert (await http.post("/mcp/work", json={})).status_code == 401
                     hidden = await http.post(
-                        f"{base}/mcp/private",
+                        "/mcp/private",
                         headers={"Authorization": f"Bearer {TOKEN}"},
                         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                     )
                     assert hidden.status_code == 404
-                    assert hidden.text == "default backend - 404"  # no route at all, not the server's answer
-                    sideways = await http.post(f"{base}/mcp/work/../private", json={})
-                    assert sideways.status_code == 404
+                    assert NGINX_404 in hidden.text  # nginx's own page: no route at all
+                    for sideways in ("/mcp/work/../private", "/mcp/work/%2e%2e/private", "/mcp/workx"):
+                        answer = await http.post(sideways, headers={"Authorization": f"Bearer {TOKEN}"})
+                        assert answer.status_code == 404, sideways
+                    # Another host name matches no rule: the default server's 404.
+                    elsewhere = await http.post("/mcp/work", headers={"Host": "other.test"}, json={})
+                    assert elsewhere.status_code == 404
+                    assert NGINX_404 in elsewhere.text
 
-                # Turning MCP off removes the route; the next request finds no way in.
-                await w.edit("work", {"mcp": False})
+                    # Turning MCP off removes the route; the next request finds no way in.
+                    await w.edit("work", {"mcp": False})
 
-                async def closed() -> bool:
-                    async with httpx.AsyncClient(timeout=10) as http:
-                        answer = await http.post(f"{base}/mcp/work", json={})
-                    return answer.status_code == 404
+                    async def closed() -> bool:
+                        answer = await http.post("/mcp/work", json={})
+                        return answer.status_code == 404 and NGINX_404 in answer.text
 
-                await eventually(closed, "the work route to be removed")
+                    await eventually(closed, "the work route to be removed")
+                assert "/mcp/work" not in proxy.config
         finally:
             reader.stop()
