@@ -1,6 +1,7 @@
 """The image, built from the Dockerfile and run by a real container engine (docs/cluster.md#the-image-in-ci):
 read-only and non-root with only the chart's writable mounts, an indexer and two readers sharing
-one volume (the readers' mount read-only), and SIGTERM ending each cleanly.
+one volume (the readers' mount read-only), the operator's entrypoint answering its liveness probe
+and reconciling, and SIGTERM ending each cleanly.
 
 The base is a stand-in for python:3.12-slim built from Debian packages (tests/container/build_images.sh),
 because no image registry is reachable here. Skipped where no container engine runs, unless
@@ -9,6 +10,7 @@ RAGDOWN_REQUIRE_CONTAINERS is set (CI sets it: there they must run).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -21,6 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.operator.cluster import emulated_cluster
+from tests.operator.harness import TESTS_AGENT, Indexer, Operator, World, eventually
 from tests.serving.conftest import call_tool, mcp_session
 
 REPO = Path(__file__).resolve().parents[2]
@@ -194,3 +198,66 @@ async def test_an_indexer_and_two_readers_share_one_volume(
     assert refused.returncode != 0  # the readers' mount is read-only
     for container in (*readers, indexer):
         assert container.stop() == 0
+
+
+async def adocker(*args: str, timeout: float = 120) -> tuple[int, str]:
+    """`docker` without blocking the event loop, which serves the emulated Kubernetes API."""
+    process = await asyncio.create_subprocess_exec(
+        "docker", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), timeout)
+    return int(process.returncode or 0), out.decode(errors="replace")
+
+
+async def test_the_operator_entrypoint_answers_its_liveness_probe_and_reconciles(
+    image: str, tmp_path: Path
+) -> None:
+    """The chart's operator container: `ragdown-operator` from the image, read-only and non-root,
+    against the emulated API and an indexer (both on the host's loopback: host network)."""
+    indexer = Indexer(tmp_path / "docs", tmp_path / "data")
+    indexer.docs.mkdir()
+    indexer.start()
+    name = f"ragdown-test-operator-{uuid.uuid4().hex[:8]}"
+    try:
+        await indexer.ready()
+        async with emulated_cluster() as cluster:
+            kube_url = str(cluster.url).rstrip("/")
+            operator = Operator(kube_url, indexer.url, tmp_path / "operator.log")
+            environment = {
+                k: v for k, v in operator.env().items() if k not in os.environ or k.startswith("RAGDOWN_")
+            }
+            command = [
+                "run", "-d", "--name", name, "--network", "host", "--entrypoint", "ragdown-operator",
+                "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            ]  # fmt: skip
+            for key, value in environment.items():
+                command += ["-e", f"{key}={value}"]
+            started, out = await adocker(*command, image)
+            assert started == 0, out
+
+            async def live() -> bool:
+                running = (await adocker("inspect", "-f", "{{.State.Running}}", name))[1].strip()
+                assert running == "true", (await adocker("logs", name))[1][-3000:]
+                async with httpx.AsyncClient(timeout=3) as http:
+                    probe = await http.get(f"http://127.0.0.1:{operator.liveness_port}/healthz")
+                return probe.status_code == 200
+
+            await eventually(live, "the operator's /healthz (the chart's liveness probe)", timeout=120)
+            headers = {"User-Agent": TESTS_AGENT}
+            async with httpx.AsyncClient(base_url=kube_url, timeout=10, headers=headers) as kube:
+                w = World(cluster, kube, indexer, operator)
+                await w.apply("work", {"title": "Work notes", "mcp": True})
+                await w.settled("work", timeout=120)
+                route = await w.ingress("work-mcp")
+                assert route is not None
+                assert route["spec"]["rules"][0]["http"]["paths"][0]["path"] == "/mcp/work"
+            assert (indexer.docs / "work").is_dir()  # made through the indexer's API, by the container
+            uid = (await adocker("exec", name, "id", "-u"))[1].strip()
+            assert uid == str(UID)
+            stopped, out = await adocker("stop", "-t", "30", name, timeout=90)
+            assert stopped == 0, out
+            code = (await adocker("inspect", "-f", "{{.State.ExitCode}}", name))[1].strip()
+            assert code == "0", (await adocker("logs", name))[1][-3000:]  # SIGTERM: kopf stops cleanly
+    finally:
+        await adocker("rm", "-f", name)
+        indexer.stop()
