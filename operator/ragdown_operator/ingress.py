@@ -3,6 +3,7 @@ folder."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -19,6 +20,11 @@ from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import ingress_name
 
 
+# What every controller admits for `Prefix` paths: ingress-nginx's admission check (on by default since
+# its v1.12) refuses any other character there, '.' and '%' included (docs/cluster.md#mcp-ingresses).
+PREFIX_SAFE = re.compile(r"^/[A-Za-z0-9/_-]*$")
+
+
 def mcp_path(folder: str) -> str:
     """The folder's MCP path as the server routes it (percent-encoded, as in `mcp_path` of the API)."""
     return "/mcp/" + quote(folder, safe="")
@@ -26,11 +32,12 @@ def mcp_path(folder: str) -> str:
 
 def folder_ingress(resource: str, folder: str, settings: OperatorSettings) -> dict[str, Any]:
     """The wanted Ingress for `folder`. Prefix matching keeps sub-folder endpoints
-    (`/mcp/<folder>/<sub>`) reachable through the same route."""
+    (`/mcp/<folder>/<sub>`) reachable through the same route; a path `Prefix` may not hold is
+    `ImplementationSpecific`, which controllers match as a plain prefix."""
     backend = {"service": {"name": settings.reader_service, "port": {"number": settings.reader_port}}}
-    rule: dict[str, Any] = {
-        "http": {"paths": [{"path": mcp_path(folder), "pathType": "Prefix", "backend": backend}]}
-    }
+    path = mcp_path(folder)
+    path_type = "Prefix" if PREFIX_SAFE.match(path) else "ImplementationSpecific"
+    rule: dict[str, Any] = {"http": {"paths": [{"path": path, "pathType": path_type, "backend": backend}]}}
     if settings.ingress_host:
         rule["host"] = settings.ingress_host
     spec: dict[str, Any] = {"rules": [rule]}

@@ -73,8 +73,10 @@ async def test_agents_reach_only_mcp_folders_through_the_operators_routes(tmp_pa
             await reader.ready()
             await w.apply("work", {"title": "Work notes", "mcp": True})
             await w.apply("private", {"title": "Private", "mcp": False})
-            await w.settled("work")
-            await w.settled("private")
+            # A '.' in the name: a path ingress-nginx refuses as `Prefix` (docs/cluster.md#mcp-ingresses).
+            await w.apply("notes-v2", {"folder": "notes.v2", "title": "Notes v2", "mcp": True})
+            for name in ("work", "private", "notes-v2"):
+                await w.settled(name)
             services = {("rd-ragdown-reader", 3000): reader.url.removeprefix("http://")}
             listing = lambda: ingresses(w)  # noqa: E731
             async with nginx_from_ingresses(tmp_path / "nginx", listing, services, INGRESS_CLASS) as proxy:
@@ -94,6 +96,9 @@ async def test_agents_reach_only_mcp_folders_through_the_operators_routes(tmp_pa
                         "ragdown_recall", {"query": "blue green rollout", "top_k": 1}
                     )
                     assert text(found).startswith("[1] deploys.md")
+                async with agent(f"{base}/mcp/notes.v2") as client:
+                    listed = await client.call_tool("ragdown_list", {})
+                    assert not listed.is_error, text(listed)
 
                 # Requests as an agent sends them, by the ingress's host name.
                 through = httpx.AsyncClient(base_url=base, headers={"Host": HOST}, timeout=10)

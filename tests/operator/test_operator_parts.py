@@ -109,6 +109,12 @@ def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
     assert ingress["spec"]["tls"] == [{"hosts": ["docs.example"], "secretName": "docs-tls"}]
     (path,) = ingress["spec"]["rules"][0]["http"]["paths"]
     assert path["path"] == "/mcp/Team%20notes"
+    # ingress-nginx refuses '%' (and '.') in a Prefix path; ImplementationSpecific is admitted.
+    assert path["pathType"] == "ImplementationSpecific"
+    dotted = folder_ingress("notes-v2", "notes.v2", settings)["spec"]["rules"][0]["http"]["paths"][0]
+    assert (dotted["path"], dotted["pathType"]) == ("/mcp/notes.v2", "ImplementationSpecific")
+    plain = folder_ingress("work", "work_notes-2", settings)["spec"]["rules"][0]["http"]["paths"][0]
+    assert (plain["path"], plain["pathType"]) == ("/mcp/work_notes-2", "Prefix")
     assert path["backend"] == {"service": {"name": "rd-reader", "port": {"number": 3000}}}
     assert settings.endpoint_base() == "https://docs.example"
     bare = folder_ingress("x", "x", OperatorSettings())
