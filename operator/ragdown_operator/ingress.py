@@ -20,8 +20,9 @@ from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import ingress_name
 
 
-# What every controller admits for `Prefix` paths: ingress-nginx's admission check (on by default since
-# its v1.12) refuses any other character there, '.' and '%' included (docs/cluster.md#mcp-ingresses).
+# What every controller admits for `Prefix` paths: ingress-nginx's admission check
+# (strict-validate-path-type) refuses any other character there, '.' and '%' included
+# (docs/cluster.md#mcp-ingresses).
 PREFIX_SAFE = re.compile(r"^/[A-Za-z0-9/_-]*$")
 
 

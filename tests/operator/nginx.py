@@ -25,8 +25,8 @@ from typing import Any
 from tests.serving.conftest import free_port, stop_process
 
 ANNOTATION = "nginx.ingress.kubernetes.io/"
-# ingress-nginx's admission check of `Prefix` and `Exact` paths (strict-validate-path-type, on by
-# default since controller v1.12): anything else is refused, and must be ImplementationSpecific.
+# ingress-nginx's admission check of `Prefix` and `Exact` paths (strict-validate-path-type): anything
+# else is refused, and must be ImplementationSpecific.
 STRICT_PATH = re.compile(r"^/[A-Za-z0-9/_-]*$")
 DEFAULTS = {"proxy-body-size": "1m", "proxy-read-timeout": "60", "proxy-buffering": "off"}
 # What nginx's own error pages carry, and the servers' answers never do.
