@@ -315,7 +315,8 @@ def test_the_image_installs_pinned_versions_and_leaves_build_only_packages_behin
     assert {"onnx", "setuptools", "wheel", "hf-xet"} <= set(runs[cleanup].split())
     assert "libarrow_flight.so" in runs[cleanup]
     # Test suites, headers and sources are never read at run time (bench/README.md, "Image").
-    assert "-name tests" in runs[cleanup] and "pyarrow/include" in runs[cleanup]
+    assert "-name tests" in runs[cleanup]
+    assert "pyarrow/include" in runs[cleanup]
     assert runs[cleanup].rstrip().endswith("pip uninstall --yes pip")  # last: it removes pip itself
     # The runtime finds the baked models even where RAGDOWN_MODELS is a writable volume (the chart).
     assert FINAL.env()["RAGDOWN_MODELS_BUNDLED"] == MODELS_DIR

@@ -19,7 +19,6 @@ from ragdown_operator.constants import (
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import ingress_name
 
-
 # What every controller admits for `Prefix` paths: ingress-nginx's admission check
 # (strict-validate-path-type) refuses any other character there, '.' and '%' included
 # (docs/cluster.md#mcp-ingresses).
