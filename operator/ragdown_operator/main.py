@@ -23,6 +23,12 @@ from ragdown_operator import handlers, release
 from ragdown_operator.kube import Kube, KubeUnavailable, client_for, connection_info
 from ragdown_operator.settings import OperatorSettings
 
+# Said instead of kopf's login traceback when started outside a pod with nothing to log in with.
+NO_API = (
+    "no Kubernetes API to log in to: not in a pod (no service account token), no kubeconfig "
+    "(KUBECONFIG or ~/.kube/config), and RAGDOWN_OPERATOR_KUBE_URL is not set"
+)
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="ragdown-operator", description=__doc__.split("\n")[0])
@@ -40,6 +46,8 @@ def main(argv: list[str] | None = None) -> None:
         first = error.errors()[0]
         name = "RAGDOWN_OPERATOR_" + str(first["loc"][0]).upper()
         sys.exit(f"ragdown-operator: {name}: {first['msg']}")
+    if connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings()) is None:
+        sys.exit(f"ragdown-operator: {NO_API}")
     if command == "release-all":
         sys.exit(asyncio.run(release_all(settings)))
     handlers.register(settings)
@@ -54,7 +62,7 @@ async def release_all(settings: OperatorSettings) -> int:
     """The exit status: 0 once every RagdownFolder of the release is let go of (none is fine)."""
     info = connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings())
     if info is None:
-        print("ragdown-operator release-all: no service account and no kubeconfig", file=sys.stderr)
+        print(f"ragdown-operator release-all: {NO_API}", file=sys.stderr)
         return 1
     kube = Kube(client_for(info, settings.request_timeout_s))
     try:

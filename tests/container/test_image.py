@@ -159,6 +159,13 @@ async def test_the_image_serves_read_only_as_non_root_and_stops_on_sigterm(
     arguments = {"path": "from-container.md", "text": "# Boxed\n\nWritten in."}
     assert "from-container.md" in await server.call("ragdown_write", arguments)
     assert (volume / "docs/notes/from-container.md").read_text(encoding="utf-8").endswith("Written in.")
+    # A folder the image's user may not write (a host folder mounted as is): the refusal says who to let in.
+    locked = volume / "docs/notes/locked"
+    locked.mkdir()
+    os.chown(locked, 0, 0)
+    denied = await server.call("ragdown_write", {"path": "locked/x.md", "text": "# X"})
+    assert "(Permission denied); it runs as user id 10001: give that user access" in denied
+    assert not (locked / "x.md").exists()
     assert server.stop() == 0  # SIGTERM handled: a clean exit, not the grace period's SIGKILL (137)
 
 

@@ -4,9 +4,11 @@ and how conditions move."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import ssl
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from ragdown_operator.constants import finalizer_for
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
 from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_patch, with_owned_keys
+from ragdown_operator.main import NO_API
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -284,3 +287,20 @@ def test_inline_client_certificates_load_and_leave_no_files(tmp_path: Path) -> N
     with pytest.raises(ssl.SSLError):
         client_for(broken, 5.0)
     assert set(Path(tempfile.gettempdir()).glob("ragdown-operator-*")) == before
+
+
+def test_without_an_api_to_log_in_to_the_operator_says_so_and_exits(tmp_path: Path) -> None:
+    """`docker run --entrypoint ragdown-operator` outside a cluster: one sentence, not kopf's traceback."""
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and not k.startswith("RAGDOWN_OPERATOR_")}
+    env["HOME"] = str(tmp_path)  # no ~/.kube/config
+    for command in ([], ["release-all"]):
+        ran = subprocess.run(
+            [sys.executable, "-m", "ragdown_operator.main", *command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 1
+        assert NO_API in ran.stderr
+        assert "Traceback" not in ran.stderr

@@ -4,6 +4,7 @@ and every change indexed before the tool answers."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -252,3 +253,27 @@ async def test_a_full_reindex_runs_at_most_every_ten_minutes(served: Served) -> 
     assert second.is_error
     assert text_of(second).startswith("a full re-index ran less than 10 minutes ago; the next may run in ")
     assert not plain.is_error
+
+
+async def test_a_refused_permission_names_the_servers_user(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder the server's user may not write (a host folder mounted into the image) is said with
+    the user id to give access to, and without the server's paths."""
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise OSError(13, "Permission denied", str(served.docs / "ops" / "x.md"))
+
+    monkeypatch.setattr("os.replace", denied)
+    async with served.mcp() as client:
+        digest = await hash_of(client, "backups.md")
+        failed = await client.call_tool(
+            "ragdown_write", {"path": "backups.md", "text": "# Backups\n\nNew.", "base_hash": digest}
+        )
+    assert failed.is_error
+    assert text_of(failed) == (
+        "ragdown_write: the server could not read or write a file (Permission denied); "
+        f"it runs as user id {os.geteuid()}: give that user access to the folder's files"
+    )
+    assert str(served.docs) not in text_of(failed)
+    assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")

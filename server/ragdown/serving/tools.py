@@ -6,9 +6,11 @@ becomes a tool result with `isError` and the refusal's own sentence, never a tra
 
 from __future__ import annotations
 
+import errno
 import functools
 import keyword
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -157,7 +159,10 @@ def guarded(
             count("error")
             log.warning("tool %s: %s", tool.__name__, error)
             reason = error.strerror or type(error).__name__
-            return _error(f"{tool.__name__}: the server could not read or write a file ({reason})")
+            said = f"{tool.__name__}: the server could not read or write a file ({reason})"
+            if error.errno in (errno.EACCES, errno.EPERM):  # e.g. a host folder mounted into the image
+                said += f"; it runs as user id {os.geteuid()}: give that user access to the folder's files"
+            return _error(said)
         except Exception:
             count("error")
             log.exception("tool %s failed", tool.__name__)
