@@ -12,6 +12,7 @@ import logging
 import sys
 
 import httpx
+import yaml
 from pydantic import ValidationError
 
 try:
@@ -46,7 +47,11 @@ def main(argv: list[str] | None = None) -> None:
         first = error.errors()[0]
         name = "RAGDOWN_OPERATOR_" + str(first["loc"][0]).upper()
         sys.exit(f"ragdown-operator: {name}: {first['msg']}")
-    if connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings()) is None:
+    try:
+        info = connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings())
+    except (OSError, yaml.YAMLError, kopf.LoginError, KeyError, TypeError, ValueError) as error:
+        sys.exit(f"ragdown-operator: cannot log in with the kubeconfig: {error}")
+    if info is None:
         sys.exit(f"ragdown-operator: {NO_API}")
     if command == "release-all":
         sys.exit(asyncio.run(release_all(settings)))

@@ -92,8 +92,8 @@ class Reconciler:
             outcome.warnings.append(
                 (
                     "FolderNameNeedsEncoding",
-                    f"the MCP path is {mcp_path(spec.folder)}: some ingress controllers match the decoded "
-                    "path and will not route it; letters, digits, '-', '_' and '.' always work",
+                    f"the MCP path is {mcp_path(spec.folder)}: ingress-nginx and Traefik match the decoded "
+                    "path and will not route it; give MCP folders names of letters, digits, '-' and '_'",
                 )
             )
         base = self.settings.endpoint_base()

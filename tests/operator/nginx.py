@@ -1,9 +1,11 @@
 """Debian's nginx as the cluster's ingress controller (docs/cluster.md#routes-through-nginx): its
 configuration is rendered from the Ingress objects in the emulated API, as ingress-nginx renders its
 own, and reloaded whenever they change. Only what the operator's Ingresses use is translated: rules
-by host (none: the default server), `Prefix` and `Exact` paths to a Service, the
-`nginx.ingress.kubernetes.io/` annotations for body size, read timeout and buffering, and
-ingress-nginx's defaults (1m bodies, 60 s reads, no buffering, nginx's own 404 for any other path).
+by host (none: the default server), `Prefix`, `Exact` and `ImplementationSpecific` paths to a
+Service, the `nginx.ingress.kubernetes.io/` annotations for body size, read timeout and buffering,
+and ingress-nginx's defaults (1m bodies, 60 s reads, no buffering, nginx's own 404 for any other
+path). Ingresses without a class are taken too, as `--watch-ingress-without-class` does. What would
+not make a sound nginx.conf (a path or annotation value with spaces, `;`, braces) is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ ANNOTATION = "nginx.ingress.kubernetes.io/"
 # ingress-nginx's admission check of `Prefix` and `Exact` paths (strict-validate-path-type): anything
 # else is refused, and must be ImplementationSpecific.
 STRICT_PATH = re.compile(r"^/[A-Za-z0-9/_-]*$")
+# Any path this module writes into nginx.conf unquoted; annotation values by their kind.
+PLAIN_PATH = re.compile(r"^/[A-Za-z0-9/_.%~-]*$")
+VALUES = {
+    "proxy-body-size": re.compile(r"^[0-9]+[kKmMgG]?$"),
+    "proxy-read-timeout": re.compile(r"^[0-9]+$"),
+    "proxy-buffering": re.compile(r"^(on|off)$"),
+}
 DEFAULTS = {"proxy-body-size": "1m", "proxy-read-timeout": "60", "proxy-buffering": "off"}
 # What nginx's own error pages carry, and the servers' answers never do.
 NGINX_404 = "<hr><center>nginx"
@@ -46,6 +55,8 @@ def locations(path: str, path_type: str) -> list[str]:
     """The nginx `location` heads for one Ingress path, as ingress-nginx writes them."""
     if path_type in ("Prefix", "Exact") and not STRICT_PATH.match(path):
         raise IngressRefusedError(f"path {path} cannot be used with pathType {path_type}")
+    if not PLAIN_PATH.match(path):
+        raise IngressRefusedError(f"path {path!r} is not one this test's nginx.conf can hold")
     if path_type == "Exact":
         return [f"= {path}"]
     if path_type == "Prefix":  # by whole path elements: /mcp/work and /mcp/work/..., never /mcp/workx
@@ -64,8 +75,8 @@ def render(
         spec, name = ingress["spec"], ingress["metadata"]["name"]
         if spec.get("ingressClassName", ingress_class) != ingress_class:
             continue
-        settings = {**DEFAULTS, **_annotations(ingress)}
         try:
+            settings = {**DEFAULTS, **_annotations(ingress)}
             blocks = [
                 (rule.get("host") or "_", head, entry["backend"]["service"])
                 for rule in spec.get("rules", [])
@@ -119,7 +130,11 @@ def render(
 
 def _annotations(ingress: dict[str, Any]) -> dict[str, str]:
     found = ingress["metadata"].get("annotations") or {}
-    return {k.removeprefix(ANNOTATION): str(v) for k, v in found.items() if k.startswith(ANNOTATION)}
+    taken = {k.removeprefix(ANNOTATION): str(v) for k, v in found.items() if k.startswith(ANNOTATION)}
+    for key, value in taken.items():
+        if key in VALUES and not VALUES[key].match(value):
+            raise IngressRefusedError(f"annotation {ANNOTATION}{key}: {value!r} is not a valid value")
+    return {k: v for k, v in taken.items() if k in VALUES}
 
 
 @dataclass
@@ -129,6 +144,7 @@ class Nginx:
     prefix: Path
     port: int = field(default_factory=free_port)
     refused: list[str] = field(default_factory=list)
+    failure: str | None = None  # why the last change could not be applied
     process: subprocess.Popen[bytes] | None = None
     config: str = ""
 
@@ -205,7 +221,11 @@ async def nginx_from_ingresses(
     async def follow() -> None:
         while True:
             await asyncio.sleep(poll_s)
-            await sync()
+            try:
+                await sync()
+            except Exception as error:  # any of them: nginx would keep serving the old routes
+                proxy.failure = f"{type(error).__name__}: {error}"  # the test says so, not a timeout
+                return
 
     await sync()
     task = asyncio.create_task(follow())

@@ -304,3 +304,14 @@ def test_without_an_api_to_log_in_to_the_operator_says_so_and_exits(tmp_path: Pa
         assert ran.returncode == 1
         assert NO_API in ran.stderr
         assert "Traceback" not in ran.stderr
+    for kubeconfig, said in [("missing", "No such file"), ("bad", "while parsing")]:
+        if kubeconfig == "bad":
+            (tmp_path / "bad").write_text("{not: [valid", encoding="utf-8")
+        env["KUBECONFIG"] = str(tmp_path / kubeconfig)
+        ran = subprocess.run(
+            [sys.executable, "-m", "ragdown_operator.main"], env=env, capture_output=True, text=True
+        )
+        assert ran.returncode == 1
+        assert "ragdown-operator: cannot log in with the kubeconfig:" in ran.stderr
+        assert said in ran.stderr
+        assert "Traceback" not in ran.stderr

@@ -273,7 +273,8 @@ async def test_a_refused_permission_names_the_servers_user(
     assert failed.is_error
     assert text_of(failed) == (
         "ragdown_write: the server could not read or write a file (Permission denied); "
-        f"it runs as user id {os.geteuid()}: give that user access to the folder's files"
+        f"it runs as user id {os.geteuid()}: give that user access to the folder's files "
+        "and its data directory"
     )
     assert str(served.docs) not in text_of(failed)
     assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")

@@ -161,7 +161,10 @@ def guarded(
             reason = error.strerror or type(error).__name__
             said = f"{tool.__name__}: the server could not read or write a file ({reason})"
             if error.errno in (errno.EACCES, errno.EPERM):  # e.g. a host folder mounted into the image
-                said += f"; it runs as user id {os.geteuid()}: give that user access to the folder's files"
+                said += (
+                    f"; it runs as user id {os.geteuid()}: give that user access to the folder's files "
+                    "and its data directory"
+                )
             return _error(said)
         except Exception:
             count("error")
