@@ -201,23 +201,36 @@ async def test_reindex_and_recursive_delete(served: Served) -> None:
         assert "vacuum" not in text_of(await client.call_tool("ragdown_list", {}))
 
 
-async def test_a_disk_error_is_said_plainly_without_the_servers_paths(
-    served: Served, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def full(*args: object, **kwargs: object) -> None:
-        raise OSError(28, "No space left on device", str(served.docs / "ops" / "x.md"))
+SAID = "ragdown_write: the server could not read or write a file"
 
-    monkeypatch.setattr("os.replace", full)
+
+@pytest.mark.parametrize(
+    ("code", "reason", "said"),
+    [
+        (28, "No space left on device", f"{SAID} (No space left on device)"),
+        # A folder the server's user may not write (a host folder mounted into the image): say who.
+        (
+            13,
+            "Permission denied",
+            f"{SAID} (Permission denied); it runs as user id {os.geteuid()}: give that user access to "
+            "the folder's files and its data directory",
+        ),
+    ],
+)
+async def test_a_disk_error_is_said_plainly_without_the_servers_paths(
+    served: Served, monkeypatch: pytest.MonkeyPatch, code: int, reason: str, said: str
+) -> None:
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(code, reason, str(served.docs / "ops" / "x.md"))
+
+    monkeypatch.setattr("os.replace", failing)
     async with served.mcp() as client:
         digest = await hash_of(client, "backups.md")
         failed = await client.call_tool(
             "ragdown_write", {"path": "backups.md", "text": "# Backups\n\nNew.", "base_hash": digest}
         )
     assert failed.is_error
-    assert (
-        text_of(failed)
-        == "ragdown_write: the server could not read or write a file (No space left on device)"
-    )
+    assert text_of(failed) == said
     assert str(served.docs) not in text_of(failed)
     assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")
 
@@ -253,28 +266,3 @@ async def test_a_full_reindex_runs_at_most_every_ten_minutes(served: Served) -> 
     assert second.is_error
     assert text_of(second).startswith("a full re-index ran less than 10 minutes ago; the next may run in ")
     assert not plain.is_error
-
-
-async def test_a_refused_permission_names_the_servers_user(
-    served: Served, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A folder the server's user may not write (a host folder mounted into the image) is said with
-    the user id to give access to, and without the server's paths."""
-
-    def denied(*args: object, **kwargs: object) -> None:
-        raise OSError(13, "Permission denied", str(served.docs / "ops" / "x.md"))
-
-    monkeypatch.setattr("os.replace", denied)
-    async with served.mcp() as client:
-        digest = await hash_of(client, "backups.md")
-        failed = await client.call_tool(
-            "ragdown_write", {"path": "backups.md", "text": "# Backups\n\nNew.", "base_hash": digest}
-        )
-    assert failed.is_error
-    assert text_of(failed) == (
-        "ragdown_write: the server could not read or write a file (Permission denied); "
-        f"it runs as user id {os.geteuid()}: give that user access to the folder's files "
-        "and its data directory"
-    )
-    assert str(served.docs) not in text_of(failed)
-    assert "Run pg_restore" in (served.docs / "ops" / "backups.md").read_text(encoding="utf-8")
