@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,7 @@ from ragdown.folders.locations import DataDirError, check_data_dir, default_data
 from ragdown.folders.scope import Scope
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.sync import SyncProgress
-from tests.conftest import WriteDoc
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
+from tests.conftest import WriteDoc, wait_for
 
 
 def test_start_syncs_in_the_background_and_watches(docs: Path, data_dir: Path, write: WriteDoc) -> None:

@@ -19,10 +19,12 @@ from ragdown.folders.settings import ServerSettings
 from ragdown.indexing import store as store_module
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.location import IndexLocation, IndexStorageError
-from ragdown.indexing.meta import META_FILE
-from tests.conftest import WriteDoc
+from ragdown.indexing.meta import META_FILE, IndexMeta
+from tests.conftest import WriteDoc, wait_for
 
 REFRESH_S = 0.2
+# How long a reader may take to follow the store: a generous bound on a loaded machine, not a timing.
+FOLLOW_S = 20.0
 
 
 @pytest.fixture(scope="module")
@@ -76,27 +78,28 @@ def open_engine(docs: Path, tmp_path: Path, index_uri: str) -> Iterator[Callable
         engine.close()
 
 
-def eventually(check: Callable[[], bool], within_s: float = 20.0) -> bool:
-    """Whether `check` comes true within `within_s` (a generous bound on a loaded machine, not a timing)."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
+@pytest.fixture
+def location(tmp_path: Path, index_uri: str) -> IndexLocation:
+    """The store as another process sees it: its own (unused) data dir, the same index URI."""
+    return IndexLocation(tmp_path / "elsewhere", index_uri)
+
+
+def published(location: IndexLocation) -> IndexMeta:
+    """The meta.json on the store now (one must be there)."""
+    meta = location.read_meta(fresh=True)
+    assert meta is not None
+    return meta
 
 
 def test_the_primary_writes_the_table_and_meta_to_the_store(
-    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, location: IndexLocation
 ) -> None:
     write("ops/cache.md", "# Cache\nRedis eviction policy and memory limits.")
     write("ops/backups.md", "# Backups\nRestore postgres dumps nightly.")
     primary = open_engine()
     primary.sync()
     assert primary.recall("redis eviction", 3)[0].path == "ops/cache.md"
-    location = IndexLocation(tmp_path / "elsewhere", index_uri)
-    meta = location.read_meta(fresh=True)
-    assert meta is not None
+    meta = published(location)
     assert meta.embedder == primary.embedder.name
     assert meta.lance_dir in location.table_dirs()
     # Nothing of the index under the primary's own data dir.
@@ -114,27 +117,25 @@ def test_a_reader_on_another_data_dir_follows_the_primarys_commits(
     assert reader.recall("redis eviction", 3)[0].path == "ops/cache.md"
     write("ops/queues.md", "# Queues\nKafka consumer lag alerts.")
     primary.sync()
-    assert eventually(lambda: any(h.path == "ops/queues.md" for h in reader.recall("kafka consumer lag", 3)))
+    assert wait_for(
+        lambda: any(h.path == "ops/queues.md" for h in reader.recall("kafka consumer lag", 3)), FOLLOW_S
+    )
 
 
 def test_a_full_rebuild_switches_readers_and_removes_the_old_table(
     open_engine: Callable[..., Engine],
     write: WriteDoc,
-    tmp_path: Path,
-    index_uri: str,
+    location: IndexLocation,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     write("ops/cache.md", "# Cache\nRedis eviction policy.")
     primary = open_engine()
     primary.sync()
     reader = open_engine("reader", writable=False)
-    location = IndexLocation(tmp_path / "elsewhere", index_uri)
-    before = location.read_meta(fresh=True)
-    assert before is not None
+    before = published(location)
     monkeypatch.setattr(store_module, "KEEP_VERSIONS_FOR", timedelta(seconds=2))  # not a minute
     primary.sync(full=True)
-    after = location.read_meta(fresh=True)
-    assert after is not None
+    after = published(location)
     assert after.lance_dir != before.lance_dir
     failures = 0
     for _ in range(20):  # no search fails across the switch
@@ -144,18 +145,17 @@ def test_a_full_rebuild_switches_readers_and_removes_the_old_table(
             failures += 1
         time.sleep(REFRESH_S / 4)
     assert failures == 0
-    assert eventually(
-        lambda: bool(reader.recall("redis", 1)) and reader.index.store.lance_dir == after.lance_dir
+    assert wait_for(
+        lambda: bool(reader.recall("redis", 1)) and reader.index.store.lance_dir == after.lance_dir, FOLLOW_S
     )
-    assert eventually(lambda: before.lance_dir not in location.table_dirs())
+    assert wait_for(lambda: before.lance_dir not in location.table_dirs(), FOLLOW_S)
 
 
 def test_a_rebuild_that_never_switched_is_removed_at_the_next_start(
-    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+    open_engine: Callable[..., Engine], write: WriteDoc, location: IndexLocation
 ) -> None:
     write("ops/cache.md", "# Cache\nRedis eviction policy.")
     open_engine().sync()
-    location = IndexLocation(tmp_path / "elsewhere", index_uri)
     import pyarrow as pa
 
     store_module.connect(location, "lance-deadbeef").create_table("chunks", pa.table({"x": [1]}))
@@ -225,7 +225,7 @@ def test_the_folder_copy_follows_additions_changes_and_removals(
 
 
 def test_a_copied_path_the_path_rule_refuses_is_never_written(
-    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, location: IndexLocation
 ) -> None:
     """Rows put in the bucket by someone else cannot make a reader write outside its copy."""
     import pyarrow as pa
@@ -234,7 +234,6 @@ def test_a_copied_path_the_path_rule_refuses_is_never_written(
 
     write("ops/cache.md", "# Cache\nRedis.")
     open_engine().sync()
-    location = IndexLocation(tmp_path / "elsewhere", index_uri)
     table = store_module.connect(location, COPY_DIR).open_table(TABLE)
     hostile = ["../escape.md", "/etc/passwd.md", "ops/../../up.md", ".git/config.md", "ops/.env", "a\0b.md"]
     table.add(
@@ -252,8 +251,7 @@ def test_a_copied_path_the_path_rule_refuses_is_never_written(
 def test_old_versions_are_cleaned_up_on_the_store(
     open_engine: Callable[..., Engine],
     write: WriteDoc,
-    tmp_path: Path,
-    index_uri: str,
+    location: IndexLocation,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every sync's compaction drops versions past KEEP_VERSIONS_FOR there as on disk: the manifests
@@ -266,9 +264,7 @@ def test_old_versions_are_cleaned_up_on_the_store(
         write("ops/cache.md", f"# Cache\nRedis eviction, edit {round_}.")
         primary.store.keep_versions_for = timedelta(0)
         primary.sync()
-    location = IndexLocation(tmp_path / "elsewhere", index_uri)
-    meta = location.read_meta(fresh=True)
-    assert meta is not None
+    meta = published(location)
     fs, root = location.filesystem()
     infos = fs.get_file_info(pafs.FileSelector(f"{root}/{meta.lance_dir}", recursive=True))
     manifests = [i.path for i in infos if "/_versions/" in i.path and i.path.endswith(".manifest")]

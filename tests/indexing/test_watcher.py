@@ -9,15 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragdown.indexing.watcher import DEBOUNCE_S, POLL_INTERVAL_S, FolderWatcher, wants_sync
-
-
-def wait_until(condition: object, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
+from tests.conftest import wait_for
 
 
 @pytest.mark.parametrize(
@@ -55,7 +47,7 @@ def test_a_burst_of_writes_triggers_one_call(docs: Path) -> None:
         for i in range(5):
             (docs / f"n{i}.md").write_text(f"note {i}")
             time.sleep(0.05)
-        assert wait_until(lambda: len(calls) >= 1)
+        assert wait_for(lambda: len(calls) >= 1)
         time.sleep(1.0)
         assert len(calls) == 1
         (docs / ".hidden.md").write_text("ignored")
@@ -72,7 +64,7 @@ def test_an_engine_picks_up_a_new_file(make_engine: object, docs: Path) -> None:
     engine.start_watching()
     time.sleep(0.3)
     (docs / "fresh.md").write_text("# Fresh\nkestrel ingest pipeline")
-    assert wait_until(lambda: "fresh.md" in engine.store.files())
+    assert wait_for(lambda: "fresh.md" in engine.store.files())
     assert engine.search("kestrel ingest", 1)[0].path == "fresh.md"
 
 
