@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     if info is None:
         sys.exit(f"ragdown-operator: {NO_API}")
     if command == "release-all":
-        sys.exit(asyncio.run(release_all(settings)))
+        sys.exit(asyncio.run(release_all(settings, info)))
     handlers.register(settings)
     kopf.configure(verbose=settings.verbose)
     # One line per API call to the indexer would drown what the operator decided.
@@ -63,12 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     kopf.run(standalone=True, namespaces=[settings.namespace], liveness_endpoint=liveness)
 
 
-async def release_all(settings: OperatorSettings) -> int:
+async def release_all(settings: OperatorSettings, info: kopf.ConnectionInfo) -> int:
     """The exit status: 0 once every RagdownFolder of the release is let go of (none is fine)."""
-    info = connection_info(settings.kube_url, settings.namespace, kopf.OperatorSettings())
-    if info is None:
-        print(f"ragdown-operator release-all: {NO_API}", file=sys.stderr)
-        return 1
     kube = Kube(client_for(info, settings.request_timeout_s))
     try:
         names = await release.release_all(kube, settings)
