@@ -10,7 +10,6 @@ new table version at most that often, and meta.json is read again at most that o
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -21,7 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ragdown.errors import UnavailableError
-from ragdown.indexing.meta import META_FILE, IndexMeta, read_meta, write_meta
+from ragdown.indexing.meta import META_FILE, IndexMeta, meta_json, read_meta, write_meta
 
 REMOTE_SCHEMES = ("s3", "gs", "az")
 
@@ -125,7 +124,7 @@ class IndexLocation:
         if self.uri is None:
             write_meta(self.data_dir, meta)
             return
-        body = (json.dumps(meta.model_dump(), indent=2) + "\n").encode()
+        body = meta_json(meta)
         fs, path = self._remote(META_FILE)
         try:
             with fs.open_output_stream(path) as stream:  # one PUT: the object is replaced whole

@@ -55,9 +55,14 @@ def read_meta(data_dir: Path) -> IndexMeta | None:
         return None
 
 
+def meta_json(meta: IndexMeta) -> bytes:
+    """meta.json's bytes, the same on disk and on an object store."""
+    return (json.dumps(meta.model_dump(), indent=2) + "\n").encode()
+
+
 def write_meta(data_dir: Path, meta: IndexMeta) -> None:
     """Write whole or not at all (docs/design.md#server-files), readable by the owner only."""
-    write_atomic(data_dir / META_FILE, (json.dumps(meta.model_dump(), indent=2) + "\n").encode(), mode=0o600)
+    write_atomic(data_dir / META_FILE, meta_json(meta), mode=0o600)
 
 
 def rebuild_reason(recorded: IndexMeta | None, wanted: IndexMeta) -> str | None:
