@@ -27,10 +27,11 @@ import pyarrow as pa
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
-from ragdown.documents.paths import check_path, is_markdown, is_skipped_entry
+from ragdown.documents.paths import check_path, is_skipped_entry
 from ragdown.errors import RagdownError
 from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.indexing import store
+from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import IndexNotReadyError, sql_in
 
@@ -51,16 +52,12 @@ _PATHS_PER_QUERY = 256
 def folder_files(docs_dir: Path) -> dict[str, bytes]:
     """Every file a reader needs, by `/` path: the Markdown files and the settings files."""
     root = Root(docs_dir)
-    found: dict[str, bytes] = {}
-    wanted: list[tuple[str, ...]] = [(SERVER_CONFIG,), (FOLDER_CONFIG,)]
-    for parts, _info in files.walk_files(root, is_skipped_entry):
-        if is_markdown(parts[-1]):
-            data = files.read_file(root, parts)
-            if data is not None:
-                found["/".join(parts)] = data
+    wanted: list[tuple[str, ...]] = [tuple(path.split("/")) for path in list_markdown_files(docs_dir)]
+    wanted += [(SERVER_CONFIG,), (FOLDER_CONFIG,)]
     for entry in files.scan(root):
         if entry.is_dir and not is_skipped_entry(entry.name):
             wanted.append((entry.name, FOLDER_CONFIG))
+    found: dict[str, bytes] = {}
     for parts in wanted:
         data = files.read_file(root, parts)
         if data is not None:
