@@ -172,13 +172,13 @@ def start_lexical(
     if _HAS_WORD_RE.search(query) is None:
         return None
     snapshot = _snapshot_for(store, where)
-    lexicon = snapshot.lexicon.ready() if snapshot is not None else None
-    if snapshot is not None and lexicon is None:
+    if snapshot is not None and isinstance(where, Prefilter):  # a snapshot is taken for a Prefilter only
+        lexicon = snapshot.lexicon.ready()
+        if lexicon is not None:
+            keep = where.mask(snapshot.columns) if where.narrows else None
+            positions, scores = lexicon.top(query, pool, keep)
+            return LexicalPool(snapshot, found=(positions, scores.tolist()))
         snapshot.lexicon.searched()
-    if snapshot is not None and lexicon is not None and isinstance(where, Prefilter):
-        keep = where.mask(snapshot.columns) if where.narrows else None
-        positions, scores = lexicon.top(query, pool, keep)
-        return LexicalPool(snapshot, found=(positions, scores.tolist()))
     rows = _RETRIEVERS.submit(_lexical_rows, store, query, pool, _sql(where), snapshot)
     return LexicalPool(snapshot, rows=rows)
 
