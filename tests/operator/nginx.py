@@ -38,13 +38,16 @@ VALUES = {
     "proxy-buffering": re.compile(r"^(on|off)$"),
 }
 DEFAULTS = {"proxy-body-size": "1m", "proxy-read-timeout": "60", "proxy-buffering": "off"}
+# nginx's temporary directories, kept under the test's prefix (the defaults are root's).
+TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 # What nginx's own error pages carry, and the servers' answers never do.
 NGINX_404 = "<hr><center>nginx"
 Services = dict[tuple[str, int], str]  # (Service name, port) -> "127.0.0.1:port"
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+    """Debian's nginx, also where /usr/sbin is not on PATH (a non-root shell)."""
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 
 
 class IngressRefusedError(ValueError):
@@ -115,10 +118,7 @@ def render(
         "events { worker_connections 256; }\n"
         "http {\n"
         f"access_log {prefix}/access.log;\n"
-        + "".join(
-            f"{kind}_temp_path {prefix}/{kind};\n"
-            for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-        )
+        + "".join(f"{kind}_temp_path {prefix}/{kind};\n" for kind in TEMP_PATHS)
         + "proxy_http_version 1.1;\n"
         'proxy_set_header Connection "";\n'
         "proxy_set_header Host $host;\n"
@@ -209,7 +209,7 @@ async def nginx_from_ingresses(
     poll_s: float = 0.2,
 ) -> AsyncIterator[Nginx]:
     """nginx following the Ingresses `list_ingresses` returns, as a controller watches them."""
-    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+    for kind in TEMP_PATHS:
         (prefix / kind).mkdir(parents=True, exist_ok=True)
     proxy = Nginx(prefix)
 
