@@ -17,6 +17,7 @@ from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.documents.paths import check_path, is_markdown, shown
 from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
@@ -52,14 +53,15 @@ class DocEntry:
     superseded_by: list[str] = field(default_factory=list)
 
 
-def documents(store: ChunkStore) -> dict[str, DocEntry]:
-    """Every indexed document with its metadata and the documents that supersede it; read once per
-    table version, since reads, lists and stats all need it (callers must not mutate it)."""
+def documents(store: ChunkStore, folders_mode: bool = False) -> dict[str, DocEntry]:
+    """Every indexed document with its metadata and the documents that supersede it (inside their
+    boundary, as ChunkStore.superseded_paths); read once per table version, since reads, lists and
+    stats all need it (callers must not mutate it)."""
     store.refresh()
-    return store.memo("documents", lambda: _scan_documents(store))
+    return store.memo(f"documents:{folders_mode}", lambda: _scan_documents(store, folders_mode))
 
 
-def _scan_documents(store: ChunkStore) -> dict[str, DocEntry]:
+def _scan_documents(store: ChunkStore, folders_mode: bool) -> dict[str, DocEntry]:
     table = store.chunks([*DOC_COLUMNS, "chunk_index"], "true")
     entries: dict[str, DocEntry] = {}
     supersedes: dict[str, list[str]] = {}
@@ -79,8 +81,9 @@ def _scan_documents(store: ChunkStore) -> dict[str, DocEntry]:
             supersedes[row["path"]] = [p for p in row["supersedes"].split("\n") if p]
         entry.chunks += 1
     for path, targets in supersedes.items():
+        boundary = supersedes_boundary(path, folders_mode)
         for target in targets:
-            if target in entries:
+            if target in entries and within(boundary, target):
                 entries[target].superseded_by.append(path)
     for entry in entries.values():
         entry.superseded_by.sort()
@@ -180,7 +183,7 @@ def read_document(
     root_path = scope.absolute(checked.relative)
     markdown = is_markdown(checked.name)
     data = files.read_file(docs, (*scope_parts, *checked.parts), display=path) if markdown else None
-    entries = documents(store)
+    entries = documents(store, folders_mode)
     if data is None:
         # Links resolve within the folder; a target outside this scope counts as not found.
         prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""

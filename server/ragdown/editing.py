@@ -17,6 +17,7 @@ from ragdown.documents.hashes import short_hash
 from ragdown.documents.links import LinkIndex, backlinks
 from ragdown.documents.move import MoveResult, move
 from ragdown.documents.paths import check_path, notes_dir
+from ragdown.documents.provenance import Writer
 from ragdown.documents.remember import remember
 from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
@@ -42,6 +43,10 @@ class Place:
     def folder(self) -> str:
         """The folder's root-relative prefix ("" when the docs dir is served as one folder)."""
         return self.scope.dir.split("/", 1)[0] if self.engine.folders_mode and self.scope.dir else ""
+
+    def writer(self, caller: str) -> Writer:
+        """An agent's write here: stamped with `caller`, its `supersedes` kept inside the folder."""
+        return Writer(caller, self.folder)
 
     def to_folder(self, scope_path: str) -> str:
         root_path = self.scope.absolute(scope_path)
@@ -71,17 +76,27 @@ def write(
     append: bool,
     heading: str | None,
     session_id: str | None,
+    caller: str = "",
 ) -> str:
     result = write_document(
-        place.root, path, text, base_hash=base_hash, append=append, heading=heading, session_id=session_id
+        place.root,
+        path,
+        text,
+        base_hash=base_hash,
+        append=append,
+        heading=heading,
+        session_id=session_id,
+        writer=place.writer(caller),
     )
     pending = indexed(place)
     verb = "created" if result.created else "wrote"
     return f"{verb} {result.path} (hash {short_hash(result.hash)}){pending}"
 
 
-def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None) -> str:
-    result, replaced = edit_document(place.root, path, edits, base_hash=base_hash)
+def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None, caller: str = "") -> str:
+    result, replaced = edit_document(
+        place.root, path, edits, base_hash=base_hash, writer=place.writer(caller)
+    )
     pending = indexed(place)
     return f"edited {result.path} (replaced {replaced}, hash {short_hash(result.hash)}){pending}"
 
@@ -95,6 +110,7 @@ def remember_note(
     name: str | None,
     supersedes: list[str],
     session_id: str | None,
+    caller: str = "",
 ) -> str:
     at_folder_root = not place.scope.dir or (place.engine.folders_mode and "/" not in place.scope.dir)
     result = remember(
@@ -107,6 +123,7 @@ def remember_note(
         name=name,
         supersedes=supersedes,
         session_id=session_id,
+        writer=place.writer(caller),
     )
     pending = indexed(place)
     also = f" (supersedes {', '.join(result.supersedes)})" if result.supersedes else ""

@@ -219,7 +219,9 @@ class Engine:
         """The hits with what the pipeline decided (routed, abstained), under this engine's policy
         unless `policy` overrides it."""
         store, embedder = self.index.searched()
-        return run_search(store, embedder, query, limit, filters, policy or self.policy)
+        return run_search(
+            store, embedder, query, limit, filters, policy or self.policy, folders_mode=self.folders_mode
+        )
 
     def recall(
         self,
@@ -367,7 +369,7 @@ class Engine:
         list on a fresh start would otherwise say "No documents." of a folder full of them."""
         self.wait_until_indexed()
         self.follow_index()
-        return documents(self.store)
+        return documents(self.store, self.folders_mode)
 
     def folder_counts(self) -> dict[str, tuple[int, int]]:
         """Documents and chunks per top-level folder, kept until the table changes: the operator asks

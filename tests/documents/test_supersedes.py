@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.documents.metadata import read_document_meta, resolve_supersedes
+from ragdown.documents.metadata import read_document_meta, read_meta, resolve_supersedes, supersedes_boundary
 
 
 def supersedes(front_line: str, path: str) -> list[str]:
@@ -65,13 +65,14 @@ def test_list_forms(front_line: str, path: str, expected: list[str]) -> None:
         ("sub/../old.md", "new.md", ["old.md"]),
         # Normalised after the join.
         ("./a//b/../old.md", "notes/new.md", ["notes/a/old.md"]),
-        ("..", "notes/new.md", ["."]),
+        ("..", "notes/new.md", []),  # the folder itself is no document
         ("../..", "notes/new.md", []),
         ("../../notes/x.md", "notes/deep/new.md", ["notes/x.md"]),
         ("../../../x.md", "notes/deep/new.md", []),
-        # Only `..` as a whole segment escapes.
-        ("..x.md", "new.md", ["..x.md"]),
-        ("...", "new.md", ["..."]),
+        # The path rule applies: a dot-name is never a document.
+        ("..x.md", "new.md", []),
+        ("...", "new.md", []),
+        ("ok/.hidden/x.md", "new.md", []),
         # Several entries keep their order; each is judged on its own.
         ("a.md|/abs.md|../../up.md|b.md", "notes/new.md", ["notes/a.md", "notes/b.md"]),
     ],
@@ -88,3 +89,26 @@ def test_body_supersedes_line_is_ignored() -> None:
 
 def test_indented_supersedes_key_is_not_read() -> None:
     assert supersedes("  supersedes: old.md", "new.md") == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "path", "expected"),
+    [
+        ("old.md", "notes/new.md", ["notes/old.md"]),
+        ("sub/../old.md", "notes/deep/new.md", ["notes/deep/old.md"]),
+        ("../old.md", "notes/deep/new.md", ["notes/old.md"]),
+        ("../teamb/secret.md", "notes/new.md", []),
+        ("../../notes/x.md", "notes/deep/new.md", ["notes/x.md"]),
+        ("../../teamb/x.md", "notes/deep/new.md", []),
+        ("../notes-old/x.md", "notes/new.md", []),  # a sibling whose name starts the same
+    ],
+)
+def test_supersedes_stay_inside_the_documents_folder(entry: str, path: str, expected: list[str]) -> None:
+    """docs/security.md#tenants: with folders, a document supersedes only inside its own folder."""
+    boundary = supersedes_boundary(path, folders_mode=True)
+    assert boundary == "notes"
+    assert resolve_supersedes([entry], path, boundary) == expected
+    source = f"---\nsupersedes: [{entry}]\n---\nText."
+    assert read_meta(source.split("\n"), path, boundary).supersedes == expected
+    # One folder served alone (stdio): the whole docs dir is the boundary.
+    assert supersedes_boundary(path, folders_mode=False) == ""

@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import files
+from ragdown.documents.edits import Edit
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
+from ragdown.documents.provenance import Writer, with_provenance
 from ragdown.documents.writes import (
     WriteResult,
     delete_document,
+    edit_document,
     remove,
     save,
-    stamp_provenance,
     write_document,
 )
 from ragdown.errors import Refusal
@@ -50,29 +52,32 @@ def hash_of(root: Path, path: str) -> str:
     return file_hash(on_disk(root, path))
 
 
-# --- provenance stamping (docs/documents.md#write) ---
+# --- provenance stamping (docs/documents.md#provenance) ---
 
 
-def test_stamp_vectors() -> None:
-    assert stamp_provenance("# Plain\n\nText.", "ragdown_write", "s9") == (
+def test_with_provenance_vectors() -> None:
+    stamp = ["created_by: ragdown_write", 'session: "s9"']
+    assert with_provenance("# Plain\n\nText.", stamp) == (
         '---\ncreated_by: ragdown_write\nsession: "s9"\n---\n# Plain\n\nText.'
     )
-    assert stamp_provenance("---\ntitle: Front\n---\nText.", "ragdown_write") == (
+    assert with_provenance("---\ntitle: Front\n---\nText.", stamp[:1]) == (
         "---\ntitle: Front\ncreated_by: ragdown_write\n---\nText."
     )
-
-
-def test_stamp_keeps_a_claim_the_text_makes_and_the_texts_newlines() -> None:
-    own = "---\ncreated_by: importer\n---\nText."
-    assert stamp_provenance(own, "ragdown_write", "s1") == own
-    assert stamp_provenance("# A\r\n\r\nB\r\n", "ragdown_write") == (
-        "---\r\ncreated_by: ragdown_write\r\n---\r\n# A\r\n\r\nB\r\n"
+    assert (
+        with_provenance("# A\r\n\r\nB\r\n", ["created_by: x"])
+        == "---\r\ncreated_by: x\r\n---\r\n# A\r\n\r\nB\r\n"
     )
-    assert stamp_provenance("---\r\ntitle: T\r\n...\r\nB", "x", 'q"s') == (
-        '---\r\ntitle: T\r\ncreated_by: x\r\nsession: "q\\"s"\r\n...\r\nB'
+    assert with_provenance("---\r\ntitle: T\r\n...\r\nB", ["created_by: x", 'session: "q"']) == (
+        '---\r\ntitle: T\r\ncreated_by: x\r\nsession: "q"\r\n...\r\nB'
     )
     # No closing marker: no front matter, so a new block goes first.
-    assert stamp_provenance("---\nnot closed", "x") == "---\ncreated_by: x\n---\n---\nnot closed"
+    assert with_provenance("---\nnot closed", ["created_by: x"]) == "---\ncreated_by: x\n---\n---\nnot closed"
+    # A claim the text makes (an empty one, a block scalar) is replaced; nothing to stamp leaves none.
+    claimed = "---\ntitle: T\ncreated_by: |\n  alice\n  really\nsession: ''\ntags: [a]\n---\nB"
+    assert with_provenance(claimed, ["created_by: y"]) == "---\ntitle: T\ntags: [a]\ncreated_by: y\n---\nB"
+    assert with_provenance(claimed, []) == "---\ntitle: T\ntags: [a]\n---\nB"
+    exact = "---\r\ncreated_by: y\r\n---\r\nB"
+    assert with_provenance(exact, ["created_by: y"]) is exact
 
 
 # --- ragdown_write: replace ---
@@ -84,26 +89,79 @@ def test_a_new_document_is_stamped_and_its_hash_is_of_the_bytes_written(root: Pa
     assert on_disk(root, "new/plain.md").decode() == expected
     assert result == WriteResult("new/plain.md", True, hash_of(root, "new/plain.md"))
 
-    write_document(root, "new/front.md", "---\ntitle: Front\n---\nText.")
-    assert (
-        on_disk(root, "new/front.md").decode() == "---\ntitle: Front\ncreated_by: ragdown_write\n---\nText."
+    write_document(root, "new/front.md", "---\ntitle: Front\n---\nText.", writer=Writer("token team-b"))
+    assert on_disk(root, "new/front.md").decode() == (
+        "---\ntitle: Front\ncreated_by: ragdown_write (token team-b)\n---\nText."
     )
-    write_document(root, "new/own.md", "---\ncreated_by: importer\n---\nText.", session_id="")
-    assert on_disk(root, "new/own.md").decode() == "---\ncreated_by: importer\n---\nText."
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "created_by: importer",
+        "created_by:",
+        'created_by: ""',
+        "created_by: alice\nsession: forged",
+        "created_by: ''",
+    ],
+)
+def test_a_new_document_never_keeps_the_claim_its_text_makes(root: Path, claim: str) -> None:
+    """docs/security.md#tenants: an agent cannot pass its write off as a person's or another's."""
+    write_document(root, "new/own.md", f"---\n{claim}\ntitle: T\n---\nText.", writer=Writer("agent token"))
+    assert on_disk(root, "new/own.md").decode() == (
+        "---\ntitle: T\ncreated_by: ragdown_write (agent token)\n---\nText."
+    )
 
 
 def test_replacing_keeps_the_agents_provenance_and_the_users_ownership(root: Path) -> None:
     first = write_document(root, "new/plain.md", "# Plain\n\nText.", session_id="s9")
-    write_document(root, "new/plain.md", "# Plain\n\nRewritten.", base_hash=first.hash, session_id="other")
+    forged = "---\ncreated_by: alice\n---\n# Plain\n\nRewritten."
+    write_document(root, "new/plain.md", forged, base_hash=first.hash, session_id="other")
     assert on_disk(root, "new/plain.md").decode() == (
         '---\ncreated_by: ragdown_write\nsession: "s9"\n---\n# Plain\n\nRewritten.'
     )
     mine = hash_of(root, "ops/backups.md")
     result = write_document(
-        root, "ops/backups.md", "# Backups\n\nWeekly.", base_hash=mine[:12], session_id="s"
+        root, "ops/backups.md", "---\ncreated_by: bot\n---\n# Backups\n\nWeekly.", base_hash=mine[:12]
     )
-    assert on_disk(root, "ops/backups.md").decode() == "# Backups\n\nWeekly."
+    assert on_disk(root, "ops/backups.md").decode() == "---\n---\n# Backups\n\nWeekly."
     assert not result.created
+
+
+def test_appends_and_edits_cannot_change_provenance(root: Path) -> None:
+    first = write_document(root, "new/plain.md", "# Plain\n\nText.", writer=Writer("agent token"))
+    stamped = on_disk(root, "new/plain.md").decode()
+    edit_document(
+        root, "new/plain.md", [Edit("created_by: ragdown_write (agent token)", "created_by: alice")]
+    )
+    assert on_disk(root, "new/plain.md").decode() == stamped
+    edit_document(root, "new/plain.md", [Edit("created_by: ragdown_write (agent token)\n", "")])
+    assert on_disk(root, "new/plain.md").decode() == stamped
+    assert first.hash == hash_of(root, "new/plain.md")
+    # An empty document of the user's: an append cannot give it front matter that claims an author.
+    (root / "ops" / "empty.md").write_text("")
+    write_document(root, "ops/empty.md", "---\ncreated_by: alice\n---\nHi", append=True)
+    assert on_disk(root, "ops/empty.md").decode() == "---\n---\nHi\n"
+
+
+def test_supersedes_must_stay_in_the_documents_folder(tmp_path: Path) -> None:
+    """docs/security.md#tenants item 1: one folder's document cannot hide another folder's."""
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    (docs / "teamb").mkdir()
+    (docs / "teamb" / "secret.md").write_text("# Secret")
+    notes = Root(docs.resolve(), ("notes",))
+    writer = Writer("agent token", "notes")
+    for entry in ("../teamb/secret.md", "/teamb/secret.md", "sub/../../teamb/secret.md", "../../etc/passwd"):
+        text = f"---\nsupersedes: [{entry}]\n---\nNew"
+        message = str(refused(lambda text=text: write_document(notes, "new.md", text, writer=writer)))
+        assert message.startswith("supersedes leaves this folder: ")
+        assert not (docs / "notes" / "new.md").exists()
+    created = write_document(notes, "new.md", "---\nsupersedes: old.md, sub/x.md\n---\nNew", writer=writer)
+    assert refused(
+        lambda: edit_document(notes, "new.md", [Edit("old.md", "../teamb/secret.md")], writer=writer)
+    ).message.startswith("supersedes leaves this folder")
+    assert created.hash == hash_of(docs, "notes/new.md")
 
 
 def test_replacing_needs_the_hash_and_heading_needs_append(root: Path) -> None:

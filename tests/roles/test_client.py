@@ -189,11 +189,18 @@ def test_tools_are_forwarded_and_their_answers_come_back(
 ) -> None:
     client = connect(primary.url)
     arguments = {"path": "a.md", "text": "# A"}
-    assert client.tool("ragdown_write", "ops", "db", arguments) == ("ran ragdown_write for ops", False)
+    written = client.tool("ragdown_write", "ops", "db", arguments, "token team-b")
+    assert written == ("ran ragdown_write for ops", False)
     assert client.tool("bad", None, "", {}) == ("ran bad for None", True)  # a tool's error is an answer
     assert [request.body for request in primary.requests] == [
-        {"folder": "ops", "path": "db", "tool": "ragdown_write", "arguments": arguments},
-        {"folder": None, "path": "", "tool": "bad", "arguments": {}},
+        {
+            "folder": "ops",
+            "path": "db",
+            "tool": "ragdown_write",
+            "arguments": arguments,
+            "caller": "token team-b",
+        },
+        {"folder": None, "path": "", "tool": "bad", "arguments": {}, "caller": ""},
     ]
 
 

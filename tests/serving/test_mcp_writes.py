@@ -31,7 +31,7 @@ async def test_write_creates_then_needs_the_hash_to_replace(served: Served) -> N
         assert (
             (served.docs / "ops/new/plan.md")
             .read_text(encoding="utf-8")
-            .startswith("---\ncreated_by: ragdown_write\n")
+            .startswith("---\ncreated_by: ragdown_write (agent token)\n")
         )
         hits = json.loads(
             text_of(await client.call_tool("ragdown_recall", {"query": "ship it plan", "format": "json"}))
@@ -115,7 +115,7 @@ async def test_remember_move_backlinks_and_delete(served: Served) -> None:
         assert deleted == "deleted cache.md"
         listing = text_of(await client.call_tool("ragdown_list", {}))
         assert "cache.md" not in listing
-        assert "written by an agent with ragdown_remember, session s1" in listing
+        assert "written by an agent with ragdown_remember (agent token), session s1" in listing
 
 
 async def test_an_ambiguous_edit_names_the_count_and_writes_nothing(served: Served) -> None:
@@ -181,7 +181,7 @@ async def test_append_under_a_heading_and_superseded_reads(served: Served) -> No
                 )
             )
         )
-        assert agent["hits"][0]["created_by"] == "ragdown_remember"
+        assert agent["hits"][0]["created_by"] == "ragdown_remember (agent token)"
         mine = text_of(await client.call_tool("ragdown_list", {"written_by": "agent"}))
         assert mine.splitlines()[0] == "documents: 1"
 

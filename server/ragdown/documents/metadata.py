@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from ragdown.documents.chunks import Chunk, chunk_lines
 from ragdown.documents.frontmatter import read_front_matter, read_list, read_scalar
 from ragdown.documents.lines import split_lines
+from ragdown.documents.paths import check_path
 from ragdown.documents.tags import FRONT_MATTER_SPLIT, collect_tags
+from ragdown.errors import Refusal
 
 _COMMA = re.compile(r",")
 
@@ -42,8 +44,20 @@ class ParsedDocument:
         return self.chunks[0].title
 
 
-def resolve_supersedes(entries: list[str], path: str) -> list[str]:
-    """Front matter `supersedes` entries as root-relative paths; absolute or escaping ones dropped."""
+def supersedes_boundary(path: str, folders_mode: bool) -> str:
+    """The directory a document's `supersedes` must stay inside (docs/security.md#tenants): its folder
+    (the first name of its root-relative path) when the docs dir holds folders, else the whole docs dir
+    (""). One folder's document can never hide another folder's."""
+    return path.split("/", 1)[0] if folders_mode and "/" in path else ""
+
+
+def within(boundary: str, target: str) -> bool:
+    return not boundary or target.startswith(boundary + "/")
+
+
+def resolve_supersedes(entries: list[str], path: str, boundary: str = "") -> list[str]:
+    """Front matter `supersedes` entries as root-relative paths. Entries that are absolute, climb out
+    of `boundary` (see supersedes_boundary), or that the path rule refuses are dropped."""
     directory = posixpath.dirname(path.replace("\\", "/"))
     out: list[str] = []
     for entry in entries:
@@ -51,19 +65,29 @@ def resolve_supersedes(entries: list[str], path: str) -> list[str]:
         if relative.startswith("/"):
             continue  # checked before the join, which would turn /etc/passwd into notes/etc/passwd
         resolved = posixpath.normpath(posixpath.join(directory, relative))
-        if resolved == ".." or resolved.startswith("../"):
+        if resolved == ".." or resolved.startswith("../") or not within(boundary, resolved):
             continue
-        out.append(resolved)
+        try:
+            out.append(check_path(resolved, markdown_only=False).relative)
+        except Refusal:
+            continue
     return out
 
 
-def read_meta(lines: list[str], path: str) -> DocumentMeta:
+def escaping_supersedes(text: str, path: str, boundary: str) -> list[str]:
+    """The `supersedes` entries of `text`'s front matter that `resolve_supersedes` would drop, as
+    written: what an agent's write is refused for (documents/writes.py)."""
+    front = read_front_matter(split_lines(text)).front
+    return [e for e in read_list(front, "supersedes", _COMMA) if not resolve_supersedes([e], path, boundary)]
+
+
+def read_meta(lines: list[str], path: str, boundary: str = "") -> DocumentMeta:
     front = read_front_matter(lines)
     aliases = list(dict.fromkeys(a for a in read_list(front.front, "aliases") if a))
     return DocumentMeta(
         tags=collect_tags(read_list(front.front, "tags", FRONT_MATTER_SPLIT), lines, front.body_start),
         aliases=aliases,
-        supersedes=resolve_supersedes(read_list(front.front, "supersedes", _COMMA), path),
+        supersedes=resolve_supersedes(read_list(front.front, "supersedes", _COMMA), path, boundary),
         description=read_scalar(front.front, "description"),
         created_by=read_scalar(front.front, "created_by"),
         session=read_scalar(front.front, "session"),
@@ -74,6 +98,7 @@ def read_document_meta(source: str, path: str = "") -> DocumentMeta:
     return read_meta(split_lines(source), path)
 
 
-def parse_document(source: str, path: str, max_chars: int) -> ParsedDocument:
+def parse_document(source: str, path: str, max_chars: int, boundary: str = "") -> ParsedDocument:
+    """`boundary`: where the document's `supersedes` may point (supersedes_boundary)."""
     lines = split_lines(source)
-    return ParsedDocument(path, chunk_lines(lines, path, max_chars), read_meta(lines, path))
+    return ParsedDocument(path, chunk_lines(lines, path, max_chars), read_meta(lines, path, boundary))

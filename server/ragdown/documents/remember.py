@@ -15,7 +15,8 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, check_path, shown
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
-from ragdown.documents.writes import encode_text, json_string
+from ragdown.documents.provenance import Writer
+from ragdown.documents.writes import encode_text, json_string, provenance_stamp
 from ragdown.errors import Refusal
 
 REMEMBER_TOOL = "ragdown_remember"
@@ -91,6 +92,7 @@ def remember(
     supersedes: Sequence[str] = (),
     session_id: str | None = None,
     today: date | None = None,
+    writer: Writer | None = None,
 ) -> RememberResult:
     """Write `content` as a new document and return where it went.
 
@@ -127,8 +129,7 @@ def remember(
                 else []
             ),
             # Provenance: whoever reads the document later can tell an agent wrote it, not the user.
-            f"created_by: {REMEMBER_TOOL}",
-            *([f"session: {json_string(session_id)}"] if session_id else []),
+            *provenance_stamp((writer or Writer()).created_by(REMEMBER_TOOL), session_id),
             "---",
             "",
         ]

@@ -19,11 +19,11 @@ from pathlib import Path
 from ragdown.documents import files
 from ragdown.documents.edits import Edit, apply_edits
 from ragdown.documents.files import Root
-from ragdown.documents.frontmatter import read_front_matter, read_scalar
 from ragdown.documents.hashes import file_hash, hash_matches, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.paths import DocPath, check_path
 from ragdown.documents.paths import shown as shown_input
+from ragdown.documents.provenance import Writer, as_agent
 from ragdown.errors import Refusal
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.
@@ -31,7 +31,6 @@ _ENCODING_ERRORS = "surrogateescape"
 # As a read shows a document (docs/tools.md#ragdown_read_doc): CRLF or LF; a lone CR stays inside its line.
 _LINE_BREAK_RE = re.compile(r"\r?\n")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
-_CREATED_BY_RE = re.compile(r"^created_by:")
 
 WRITE_TOOL = "ragdown_write"
 
@@ -50,22 +49,9 @@ def json_string(value: str) -> str:
     return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
-def stamp_provenance(text: str, created_by: str, session: str | None = None) -> str:
-    """`text` with `created_by` (and `session`) in its front matter, which is added when it has none.
-
-    A text that already says who created it is returned as it is: the claim it carries is the
-    writer's own, and a second one would only contradict it.
-    """
-    stamp = [f"created_by: {created_by}", *([f"session: {json_string(session)}"] if session else [])]
-    newline = "\r\n" if "\r\n" in text else "\n"
-    lines = _LINE_BREAK_RE.split(text)
-    front = read_front_matter(lines)
-    if front.body_start == 0:  # no front matter
-        return newline.join(["---", *stamp, "---", text])
-    if any(_CREATED_BY_RE.match(line) for line in front.front):
-        return text
-    closing = front.body_start - 1
-    return newline.join([*lines[:closing], *stamp, *lines[closing:]])
+def provenance_stamp(created_by: str, session: str | None) -> list[str]:
+    """The front matter lines the server writes for a new agent document."""
+    return [f"created_by: {created_by}", *([f"session: {json_string(session)}"] if session else [])]
 
 
 def encode_text(text: str) -> bytes:
@@ -140,6 +126,10 @@ def save(
     return _result(path, files.update(Root.at(root), path.parts, change, display=shown))
 
 
+def _root_path(root: Root, path: DocPath) -> str:
+    return "/".join((*root.parts, *path.parts))
+
+
 def write_document(
     root: Root | Path,
     relative: str,
@@ -150,39 +140,49 @@ def write_document(
     heading: str | None = None,
     session_id: str | None = None,
     display_path: str | None = None,
+    writer: Writer | None = None,
 ) -> WriteResult:
     """`ragdown_write` (docs/documents.md#write): replace a document's whole text, or append to it or to one
     section.
 
     Replacing an existing document needs the `base_hash` a read gave, so an agent never overwrites a
-    version it has not read. A document this creates records `created_by: ragdown_write`; one that
-    had a `created_by` keeps it; a document the user wrote stays the user's. The decision is made on
-    the file as it is under its lock, so two writers never both succeed against one version.
+    version it has not read. A document this creates is stamped `created_by: ragdown_write (<caller>)`
+    whatever its text says; a changed one keeps the provenance it had (documents/provenance.py). The
+    decision is made on the file as it is under its lock, so two writers never both succeed against
+    one version.
     """
     if heading is not None and not append:
         raise Refusal(400, "heading is for append: true")
     path = check_path(relative, markdown_only=True)
     shown = display_path or path.relative
+    at = Root.at(root)
+    agent = writer or Writer()
+    stamp = [
+        f"created_by: {agent.created_by(WRITE_TOOL)}",
+        *([f"session: {json_string(session_id)}"] if session_id else []),
+    ]
+
+    def vetted(after: str, before: str | None) -> str:
+        return as_agent(after, before, agent, WRITE_TOOL, stamp, _root_path(at, path))
 
     def replace(current: bytes | None) -> bytes:
         if current is None:
             if base_hash is not None:
                 return _against(base_hash, current, text, shown)  # refused: it was deleted
-            return encode_text(stamp_provenance(text, WRITE_TOOL, session_id))
+            return encode_text(vetted(text, None))
         if base_hash is None:
             raise Refusal(
                 409, f"{shown} exists: pass the hash ragdown_read_doc returned as base_hash to replace it"
             )
-        front = read_front_matter(_LINE_BREAK_RE.split(_decode(current))).front
-        created_by = read_scalar(front, "created_by")
-        stamped = stamp_provenance(text, created_by, read_scalar(front, "session")) if created_by else text
-        return _against(base_hash, current, stamped, shown)
+        _require(base_hash, current, shown)
+        return _against(base_hash, current, vetted(text, _decode(current)), shown)
 
     def add(current: bytes | None) -> bytes:
         if current is None:
             raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
         _require(base_hash, current, shown)
-        lines = _LINE_BREAK_RE.split(_decode(current))
+        before = _decode(current)
+        lines = _LINE_BREAK_RE.split(before)
         start, end = 0, len(lines)
         if heading:
             found = heading_range_in_lines(lines, heading)
@@ -194,9 +194,9 @@ def write_document(
             last -= 1
         added = _LINE_BREAK_RE.split(text.rstrip())
         merged = [*lines[:last], *([""] if last > 0 else []), *added, "", *lines[end:]]
-        return _against(file_hash(current), current, "\n".join(merged), shown)
+        return _against(file_hash(current), current, vetted("\n".join(merged), before), shown)
 
-    updated = files.update(Root.at(root), path.parts, add if append else replace, display=shown)
+    updated = files.update(at, path.parts, add if append else replace, display=shown)
     return _result(path, updated)
 
 
@@ -207,12 +207,15 @@ def edit_document(
     *,
     base_hash: str | None = None,
     display_path: str | None = None,
+    writer: Writer | None = None,
 ) -> tuple[WriteResult, int]:
     """`ragdown_edit` (docs/documents.md#edit): the exact passages replaced, all or none, on the file as it is
-    under its
-    lock; returns the write and the number of replacements."""
+    under its lock; returns the write and the number of replacements. The document keeps the
+    provenance it had, whatever the edits say (documents/provenance.py)."""
     path = check_path(relative, markdown_only=True)
     shown = display_path or relative
+    at = Root.at(root)
+    agent = writer or Writer()
     replaced = 0
 
     def change(current: bytes | None) -> bytes:
@@ -220,12 +223,14 @@ def edit_document(
         if current is None:
             raise Refusal(404, f"no such document: {shown}")
         _require(base_hash, current, shown)
-        outcome = apply_edits(_decode(current), edits)
+        before = _decode(current)
+        outcome = apply_edits(before, edits)
         replaced = outcome.replaced
-        return _against(file_hash(current), current, outcome.text, shown)
+        after = as_agent(outcome.text, before, agent, "ragdown_edit", [], _root_path(at, path))
+        return _against(file_hash(current), current, after, shown)
 
     try:
-        updated = files.update(Root.at(root), path.parts, change, display=shown)
+        updated = files.update(at, path.parts, change, display=shown)
     except files.NotAFileError:
         raise Refusal(404, f"no such document: {shown}") from None
     return _result(path, updated), replaced

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import numpy as np
 import pyarrow as pa
 
+from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.errors import UnavailableError
 from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
@@ -323,14 +324,22 @@ class ChunkStore:
                 self._memo[name] = value
         return value
 
-    def superseded_paths(self) -> frozenset[str]:
-        """Every path some indexed document supersedes."""
+    def superseded_paths(self, folders_mode: bool = False) -> frozenset[str]:
+        """Every path some indexed document supersedes inside its own boundary (folders_mode: its
+        folder; documents/metadata.supersedes_boundary). The sync stores only such targets; rows an
+        older version wrote are checked again here, so no folder's document hides another's."""
 
         def scan() -> frozenset[str]:
-            rows = self._scan(["supersedes"], "supersedes != ''")
-            return frozenset(p for value in rows.column(0).to_pylist() for p in value.split("\n") if p)
+            rows = self._scan(["path", "supersedes"], "supersedes != ''")
+            sources, targets = (rows.column(c).to_pylist() for c in ("path", "supersedes"))
+            return frozenset(
+                target
+                for source, value in zip(sources, targets, strict=True)
+                for target in value.split("\n")
+                if target and within(supersedes_boundary(source, folders_mode), target)
+            )
 
-        return self.memo("superseded", scan)
+        return self.memo(f"superseded:{folders_mode}", scan)
 
     def document_aliases(self) -> dict[str, list[str]]:
         """Every indexed path with its aliases (read from chunk 0)."""

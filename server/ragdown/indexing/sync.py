@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
-from ragdown.documents.metadata import parse_document
+from ragdown.documents.metadata import parse_document, supersedes_boundary
 from ragdown.errors import Refusal
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, list_markdown_files
@@ -293,7 +293,9 @@ class Syncer:
             run.report.unchanged += 1  # touched, not changed: re-hashed each sync, never re-embedded
             return None
         try:
-            doc = parse_document(text, path, self.embedder.max_chars)
+            doc = parse_document(
+                text, path, self.embedder.max_chars, supersedes_boundary(path, self.folders_only)
+            )
         except Exception as error:  # a chunker bug must not stop the other files
             run.fail(path, f"cannot parse: {error}")
             return None

@@ -89,11 +89,13 @@ class PrimaryClient:
         if not self._reachable:
             raise PrimaryUnreachableError(self.url, RuntimeError("it did not answer the last probe"))
 
-    def tool(self, name: str, folder: str | None, path: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run a tool on the primary for `folder` (None: the root endpoint) at the sub-folder `path`;
-        its answer (errors included) comes back unchanged."""
+    def tool(
+        self, name: str, folder: str | None, path: str, arguments: dict[str, Any], caller: str = ""
+    ) -> tuple[str, bool]:
+        """Run a tool on the primary for `folder` (None: the root endpoint) at the sub-folder `path`,
+        as `caller` (how its write is stamped); its answer (errors included) comes back unchanged."""
         self._require_reachable()
-        body = {"folder": folder, "path": path, "tool": name, "arguments": arguments}
+        body = {"folder": folder, "path": path, "tool": name, "arguments": arguments, "caller": caller}
         data = self._post(self.http, "/internal/tool", body)
         return str(data["text"]), bool(data["is_error"])
 

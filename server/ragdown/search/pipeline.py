@@ -67,10 +67,12 @@ def run_search(
     filters: SearchFilters | None = None,
     policy: SearchPolicy | None = None,
     folder_of: FolderOf = whole_index,
+    *,
+    folders_mode: bool = False,
 ) -> SearchOutcome:
     policy = policy or SearchPolicy()
     store.refresh()
-    prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())
+    prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths(folders_mode))
     lexical = start_lexical(store, query, pool_size(limit), prefilter)
     vector = embedder.embed_query(query)
     rankings = retrieve(store, query, vector, pool_size(limit), prefilter, lexical)

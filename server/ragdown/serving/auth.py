@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,6 +88,27 @@ class Access:
 
 ADMIN = Access("admin")
 AGENT = Access("agent")
+
+# Who the running tool call is, as a write stamps it (documents/provenance.py): set per MCP request,
+# and by the primary for a call a reader forwarded; "" where the server knows no more (stdio).
+CALLER: ContextVar[str] = ContextVar("ragdown_caller", default="")
+
+
+def caller_label(access: Access, folders: Iterable[Folder]) -> str:
+    """How a write names its caller: the admin or agents' token, or a folder token by its name."""
+    if access.role != "folder":
+        return f"{access.role} token"
+    for folder in folders:
+        tokens = folder.config.get("tokens")
+        for entry in tokens if isinstance(tokens, list) else []:
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("sha256"), str)
+                and isinstance(entry.get("name"), str)
+                and hmac.compare_digest(entry["sha256"].lower(), access.digest)
+            ):
+                return f"token {entry['name']}"
+    return "a folder token"
 
 
 def identify(header: str | None, settings: ServerSettings) -> Access | None:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragdown.errors import Refusal
-from ragdown.serving.auth import ADMIN, bearer, same_token
+from ragdown.serving.auth import ADMIN, CALLER, bearer, same_token
 from ragdown.serving.mcp_routes import McpRoutes
 from ragdown.serving.root import ROOT_ONLY_TOOLS
 from ragdown.serving.tools import WRITE_TOOLS
@@ -39,6 +39,8 @@ class ToolCall(BaseModel):
     path: Annotated[str, Field(max_length=1024)] = ""
     tool: str
     arguments: dict[str, Any]
+    # Who the reader's caller was (serving/auth.caller_label), for the write's provenance stamp.
+    caller: Annotated[str, Field(max_length=300)] = ""
 
 
 class MemoryCall(BaseModel):
@@ -84,10 +86,13 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
             if not endpoint.enabled(call.tool):
                 return refused(f"{call.tool} is turned off for this folder")
             server = routes.server(endpoint)
+        caller = CALLER.set(call.caller)
         try:
             result = await server.call_tool(call.tool, call.arguments)
         except ToolError as error:  # ToolServer answers bad arguments itself; this is any other refusal
             return refused(f"{call.tool}: {str(error).splitlines()[0]}")
+        finally:
+            CALLER.reset(caller)
         content = getattr(result, "content", [])
         text = "".join(getattr(c, "text", "") for c in content)
         return {"text": text, "is_error": bool(getattr(result, "is_error", False))}

@@ -29,7 +29,7 @@ from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, Access, Unauthorized, identify
+from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
@@ -217,6 +217,7 @@ class McpRoutes:
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         segments = split_mcp_path(raw[len(b"/mcp") :])
         server: MCPServer | None = None
+        reached: list[Folder] = []
         if segments == []:
             if not self.engine.settings.root_mcp:
                 if self._unknown(access):
@@ -225,12 +226,14 @@ class McpRoutes:
                     await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
             # Checked first: a token no folder takes must not get a root server of its own.
-            if access.role != "folder" or any(access.reaches(f) for f in self._mcp_folders()):
+            reached = [f for f in self._mcp_folders() if access.reaches(f)]
+            if access.role != "folder" or reached:
                 server = self.root_server(access)
         elif segments is not None:
             folder = self.folder_at(segments[0], segments[1:])
             if folder is not None and access.reaches(folder):
                 server = self.server(self.endpoint_for(folder, segments[1:]))
+                reached = [folder]
         if server is None and self._unknown(access):
             await send_error(send, Unauthorized(authorization))  # a token no folder takes
             return
@@ -243,9 +246,11 @@ class McpRoutes:
         manager = await self.manager(server)
         notes = CallNotes()
         token = CALL_NOTES.set(notes)
+        caller = CALLER.set(caller_label(access, reached))
         try:
             await manager.handle_request(scope, receive, noting(send, notes))
         finally:
+            CALLER.reset(caller)
             CALL_NOTES.reset(token)
 
     def _unknown(self, access: Access) -> bool:

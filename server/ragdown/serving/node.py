@@ -22,6 +22,7 @@ from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
+from ragdown.serving.auth import CALLER
 from ragdown.serving.http import RagdownApp
 from ragdown.serving.internal import internal_app
 
@@ -46,7 +47,7 @@ class Forwarder:
     def __call__(
         self, name: str, folder: str | None, sub: str, arguments: dict[str, Any]
     ) -> tuple[str, bool]:
-        text, is_error = self.client.tool(name, folder, sub, arguments)
+        text, is_error = self.client.tool(name, folder, sub, arguments, CALLER.get())
         if not is_error:
             self.engine.see_latest()
         return text, is_error

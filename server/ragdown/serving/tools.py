@@ -27,6 +27,7 @@ from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.serving.admission import Admission, OverloadedError
+from ragdown.serving.auth import CALLER
 from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.tool_server import ONE_OR_MANY, Strings, ToolServer
@@ -419,6 +420,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             name=name or None,
             supersedes=supersedes or [],
             session_id=_session(session_id),
+            caller=CALLER.get(),
         )
 
     def ragdown_write(
@@ -441,6 +443,7 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
             append=append,
             heading=heading,
             session_id=_session(session_id),
+            caller=CALLER.get(),
         )
 
     def ragdown_edit(
@@ -452,7 +455,8 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
         a passage found more than once needs more context or replace_all: true."""
         from ragdown.editing import edit
 
-        return edit(place(), path, [Edit(e.old_text, e.new_text, e.replace_all) for e in edits], base_hash)
+        changes = [Edit(e.old_text, e.new_text, e.replace_all) for e in edits]
+        return edit(place(), path, changes, base_hash, caller=CALLER.get())
 
     def ragdown_move(
         from_: Annotated[str, Field(min_length=1, alias="from")],
