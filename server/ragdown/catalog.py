@@ -133,11 +133,23 @@ def list_line(entry: DocEntry, scope: Scope) -> str:
         details.append(f"session {entry.session}")
     if entry.aliases:
         details.append(f"aliases {', '.join(entry.aliases)}")
-    inside = [scope.relative(p) for p in entry.superseded_by if scope.contains(p)]
-    if inside:
-        details.append(f"superseded by {', '.join(inside)}")
+    superseded = superseded_note(entry.superseded_by, scope)
+    if superseded:
+        details.append(f"{superseded} (hidden from search)")
     description = f": {entry.description}" if entry.description else ""
     return f"{scope.relative(entry.path)} — {entry.title}{tags} ({', '.join(details)}){description}"
+
+
+def superseded_note(superseding: list[str], scope: Scope) -> str:
+    """What hides a document from search, as this scope may see it: the superseding documents inside
+    the scope by path, the others (in the same folder, outside a sub-folder scope) by count."""
+    inside = [scope.relative(p) for p in superseding if scope.contains(p)]
+    outside = len(superseding) - len(inside)
+    named = [
+        *inside,
+        *([f"{outside} document{'s' if outside > 1 else ''} outside this scope"] if outside else []),
+    ]
+    return f"superseded by {', '.join(named)}" if named else ""
 
 
 @dataclass(frozen=True)
@@ -149,12 +161,12 @@ class DocRead:
     hash: str  # full hex
     text: str
     resolved_from: str | None
-    superseded_by: list[str]
+    superseded: str  # superseded_note, "" when nothing supersedes it
 
     def header(self) -> str:
         extras = f", resolved from {_json(self.resolved_from)}" if self.resolved_from is not None else ""
-        if self.superseded_by:
-            extras += f", superseded by {', '.join(self.superseded_by)}"
+        if self.superseded:
+            extras += f", {self.superseded}"
         return f"{self.path}:{self.start}-{self.end} of {self.total} (hash {short_hash(self.hash)}{extras})"
 
 
@@ -219,7 +231,7 @@ def read_document(
     start = max(1, start_line if start_line is not None else start)
     end = min(total, end_line if end_line is not None else end)
     entry = entries.get(root_path)
-    superseded = [scope.relative(p) for p in (entry.superseded_by if entry else []) if scope.contains(p)]
+    superseded = superseded_note(entry.superseded_by if entry else [], scope)
     return DocRead(
         path=scope.relative(root_path),
         start=start,
@@ -228,5 +240,5 @@ def read_document(
         hash=file_hash(data),
         text="\n".join(lines[start - 1 : end]),
         resolved_from=resolved_from,
-        superseded_by=superseded,
+        superseded=superseded,
     )

@@ -164,6 +164,19 @@ def test_a_forwarded_write_lands_in_a_real_subfolder(primary: tuple[str, Served]
     ).read_text() == "---\ncreated_by: ragdown_write\n---\n# New\n"
 
 
+def test_a_forwarded_write_is_stamped_with_the_caller_the_reader_saw(primary: tuple[str, Served]) -> None:
+    """docs/documents.md#provenance: the reader names its caller; the text's own claim is replaced."""
+    url, served = primary
+    text = "---\ncreated_by: alice\n---\n# New\n"
+    body = {**write("ops", "db", arguments={"path": "new.md", "text": text}), "caller": "token team-b"}
+    assert call(url, body).json()["is_error"] is False
+    on_disk = (served.docs / "ops" / "db" / "new.md").read_text()
+    assert on_disk == "---\ncreated_by: ragdown_write (token team-b)\n---\n# New\n"
+    too_long = {**write("ops", "", arguments={"path": "x.md", "text": "x"}), "caller": "x" * 301}
+    assert call(url, too_long).status_code == 422
+    assert not (served.docs / "ops" / "x.md").exists()
+
+
 def test_names_that_are_no_text_are_refused(primary: tuple[str, Served]) -> None:
     url, served = primary
     headers = {"Authorization": f"Bearer {INTERNAL}", "Content-Type": "application/json"}

@@ -428,6 +428,8 @@ async function docPage(path, anchor, line) {
       h("button", { class: "danger", onclick: () => deleteDocument(path, doc.hash) }, "Delete"),
     ),
     chips.length ? h("div", { class: "chips" }, chips) : null,
+    ...(doc.superseded_by.length ? [h("p", { class: "notice superseded", role: "note" }, "Hidden from search: superseded by ",
+      doc.superseded_by.map((p, i) => [i ? ", " : "", h("a", { href: docHref(p) }, p)]))] : []),
     body,
     h("section", { class: "backlinks", "aria-label": "Backlinks" },
       h("h2", {}, `Linked from ${plural(doc.backlinks.length, "document")}`),
