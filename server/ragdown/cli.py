@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ragdown import __version__
 from ragdown.errors import ConfigError, RagdownError, plain
 from ragdown.folders.settings import ServerSettings
+from ragdown.serving.log_format import configure_logging
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
     from concurrent.futures import Future
@@ -236,7 +237,14 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     stop_metrics = start_metrics(app, settings, "primary" if primary else "reader", engine, node)
     print(f"ragdown: listening on {base_url(settings)} (Ctrl-C stops)", file=sys.stderr)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=75)
+        uvicorn.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level="warning",
+            log_config=None,  # its records go through serving/log_format.py like every other
+            timeout_keep_alive=75,
+        )
     finally:
         stop_copy.set()
         stop_metrics()
@@ -483,11 +491,7 @@ def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(args.verbose)
     try:
         try:
             settings = ServerSettings()

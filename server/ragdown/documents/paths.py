@@ -74,12 +74,15 @@ def control_character(text: str) -> str | None:
     return next((char for char in text if _is_control(char)), None)
 
 
+def escape_controls(text: str) -> str:
+    """`text` with every control character, line or paragraph separator, bidi mark and lone
+    surrogate written as `\\uXXXX`: one line that cannot forge another line or reorder itself."""
+    return "".join(f"\\u{ord(c):04x}" if _is_control(c) else c for c in text)
+
+
 def shown(path: str) -> str:
     """`path` as a message may repeat it: control characters escaped, at most SHOWN_CHARS kept."""
-    escaped = "".join(
-        f"\\u{ord(c):04x}" if c in _BIDI or unicodedata.category(c) in _CONTROL_CATEGORIES else c
-        for c in path
-    )
+    escaped = escape_controls(path)
     if len(escaped) <= SHOWN_CHARS:
         return escaped
     return f"{escaped[:SHOWN_CHARS]}… ({len(path):,} characters)"

@@ -133,7 +133,9 @@ class Node:
         assert token is not None
         internal = internal_app(app.mcp, token)
         if self.settings.role == "auto":
-            server = self._run(uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning"))
+            server = self._run(
+                uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning", log_config=None)
+            )
             # uvicorn leaves the socket open to every local user: owner-only once it is there (the
             # token guards it meanwhile, and after if a filesystem will not take the mode).
             self._wait_for(lambda: server.started, timeout_s=60.0)
@@ -143,7 +145,11 @@ class Node:
                 log.warning("could not make %s owner-only: %s", self.lock.socket_path, error)
         if self.settings.internal_port:
             config = uvicorn.Config(
-                internal, host=self.settings.host, port=self.settings.internal_port, log_level="warning"
+                internal,
+                host=self.settings.host,
+                port=self.settings.internal_port,
+                log_level="warning",
+                log_config=None,
             )
             self._run(config)
 
