@@ -6,7 +6,9 @@ the bypasses exist for what the prompt names outright (a quoted command, a docum
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -40,9 +42,28 @@ class ContextResult:
     dropped: dict[str, DropReason] = field(default_factory=dict)
 
 
+# Any tag of the block's own name inside an excerpt, opening or closing, spaces and case aside: a
+# document must not be able to end the block early and have the rest read as the user's prompt.
+# `<` then a bounded run: each `<` is tried once, so the scan is linear.
+_OWN_TAG_RE = re.compile(r"<(\s{0,64}/?\s{0,64}ragdown-context)", re.IGNORECASE)
+
+
+def escape_block(text: str) -> str:
+    """`text` with every `<ragdown-context` or `</ragdown-context` written as `&lt;…`."""
+    return _OWN_TAG_RE.sub(r"&lt;\1", text)
+
+
 def context_block(source: str, blocks: list[str]) -> str:
+    """The block (docs/hook.md#output); excerpts come from documents, so their text cannot close it,
+    and the source is quoted as an attribute."""
     return "\n".join(
-        [f'<ragdown-context source="{source}">', CONTEXT_INTRO, "", "\n\n".join(blocks), "</ragdown-context>"]
+        [
+            f'<ragdown-context source="{html.escape(source, quote=True)}">',
+            CONTEXT_INTRO,
+            "",
+            escape_block("\n\n".join(blocks)),
+            "</ragdown-context>",
+        ]
     )
 
 
