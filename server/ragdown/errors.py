@@ -81,13 +81,25 @@ class ConfigError(RagdownError):
     status = 400
 
 
+SHOWN_INPUT = 80  # characters of a refused value a message repeats
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_INPUT else f"{text[:SHOWN_INPUT]}… ({len(text):,} characters)"
+
+
 def plain(problem: Mapping[str, Any]) -> str:
     """One pydantic validation problem (`ValidationError.errors()[i]`) in plain words, without the
     library's wording: `must be true or false, got 'maybe'`."""
     kind = str(problem.get("type", ""))
     given = problem.get("input")
-    got = f", got {given!r}" if given is not None and not isinstance(given, dict | list) else ""
+    got = f", got {_cut(repr(given))}" if given is not None and not isinstance(given, dict | list) else ""
     context = problem.get("ctx") or {}
+    if kind == "string_too_long":
+        return f"must be at most {context.get('max_length')} characters, got {len(str(given)):,}"
+    if kind == "string_too_short":
+        least = context.get("min_length")
+        return f"must be at least {least} character{'' if least == 1 else 's'}{got}"
     if kind.startswith("bool"):
         return f"must be true or false{got}"
     if kind.startswith("int") or kind == "int_from_float":

@@ -18,6 +18,7 @@ from ragdown.hook.memory import SessionMemory
 from ragdown.hook.settings import HookSettings
 from ragdown.search.format import format_hit
 from ragdown.search.hybrid import Hit
+from ragdown.search.policy import MAX_QUERY_CHARS
 
 MIN_PROMPT_CHARS = 12
 ContextFormat = Literal["text", "claude-code"]
@@ -91,7 +92,7 @@ def build_context(
     session."""
     if reset and key is not None:
         memory.forget(key)
-    trimmed = prompt.strip()
+    trimmed = prompt.strip()[:MAX_QUERY_CHARS]  # a pasted log is a prompt too: search its start
     if len(trimmed) < MIN_PROMPT_CHARS or trimmed.startswith("/"):
         return ContextResult()  # nothing to retrieve on; the session is not even touched
     seen = memory.seen(key) if key is not None else frozenset()

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The longest query a search takes, in characters (docs/tools.md#ragdown_recall): a question, not a
+# document. The embedder reads 256 tokens anyway; longer text only costs BM25 work and log space.
+# A hook's prompt is cut to it before it is searched (docs/hook.md#gates), never refused.
+MAX_QUERY_CHARS = 4000
+
 
 @dataclass(frozen=True)
 class SearchPolicy:

@@ -23,6 +23,16 @@ log = logging.getLogger(__name__)
 
 LOG_NAME = "query-log.jsonl"
 MAX_BYTES = 10 * 1024 * 1024
+# What one entry keeps of a query or prompt: a log entry stays small, so a burst of huge queries
+# from one caller cannot rotate everyone's real entries out (docs/security.md#tenants).
+MAX_LOGGED_QUERY = 500
+
+
+def logged_query(query: str) -> dict[str, Any]:
+    """The entry's `query`, cut at MAX_LOGGED_QUERY characters; a cut one also says how long it was."""
+    if len(query) <= MAX_LOGGED_QUERY:
+        return {"query": query}
+    return {"query": query[:MAX_LOGGED_QUERY] + "…", "query_chars": len(query)}
 
 
 def hit_entry(hit: Hit) -> dict[str, Any]:
@@ -89,7 +99,7 @@ class QueryLog:
             {
                 "kind": kind,
                 "folder": folder,
-                "query": query,
+                **logged_query(query),
                 "filters": dict(filters),
                 "latency_ms": round(latency_ms, 1),
                 "hits": [hit_entry(h) for h in hits],
@@ -110,7 +120,7 @@ class QueryLog:
             {
                 "kind": "context",
                 "folder": folder,
-                "query": query if self.include_prompts else prompt_hash(query),
+                **(logged_query(query) if self.include_prompts else {"query": prompt_hash(query)}),
                 "filters": {},
                 "latency_ms": round(latency_ms, 1),
                 "hits": [hit_entry(h) for h in hits],

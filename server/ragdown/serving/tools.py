@@ -26,6 +26,7 @@ from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
+from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.auth import CALLER
 from ragdown.serving.formats import compact, hit_json, hits_text
@@ -276,7 +277,9 @@ def folder_tools(endpoint: Endpoint) -> ToolSet:
     engine, scope = endpoint.engine, endpoint.scope
 
     def ragdown_recall(
-        query: Annotated[str, Field(min_length=1, description="what to search for")],
+        query: Annotated[
+            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")
+        ],
         top_k: Annotated[int, Field(ge=1, le=50)] = 8,
         path_prefix: str = "",
         tag: str = "",
