@@ -306,6 +306,7 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
     """Prometheus metrics on their own port (never routed by the ingress); a port already taken
     costs the metrics, not the server."""
     from ragdown.folders.registry import list_folders
+    from ragdown.serving.guard import Guard
     from ragdown.serving.metrics import Metrics, serve_metrics
     from ragdown.serving.tools import WRITE_TOOLS
 
@@ -317,7 +318,7 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
     metrics.precreate([f.name for f in list_folders(engine.docs_dir)], sorted(tools | WRITE_TOOLS))
     app.mcp.metrics = metrics
     try:
-        stop_server = serve_metrics(metrics, settings.host, settings.metrics_port)
+        stop_server = serve_metrics(metrics, settings.host, settings.metrics_port, Guard.of(settings))
     except OSError as error:
         print(f"ragdown: metrics are off, port {settings.metrics_port} is taken ({error})", file=sys.stderr)
         return lambda: None

@@ -4,12 +4,15 @@ one process that do not see each other's numbers."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from ragdown.folders.settings import ServerSettings
+from ragdown.serving.guard import Guard
 from ragdown.serving.metrics import HOOK_GATES, SEARCH_KINDS, Metrics, serve_metrics
 from tests.serving.conftest import free_port
 
@@ -34,13 +37,16 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples[(name, frozenset(labels.items()))]
 
 
+LOCAL = Guard.of(ServerSettings())
+
+
 @pytest.fixture
 def served() -> Iterator[Callable[[Metrics], str]]:
     stops: list[Callable[[], None]] = []
 
     def start(metrics: Metrics) -> str:
         port = free_port()
-        stops.append(serve_metrics(metrics, "127.0.0.1", port))
+        stops.append(serve_metrics(metrics, "127.0.0.1", port, LOCAL))
         return f"http://127.0.0.1:{port}"
 
     yield start
@@ -198,9 +204,41 @@ def test_two_metrics_in_one_process_do_not_collide(served: Callable[[Metrics], s
 
 def test_stop_frees_the_port(metrics: Metrics) -> None:
     port = free_port()
-    stop = serve_metrics(metrics, "127.0.0.1", port)
+    stop = serve_metrics(metrics, "127.0.0.1", port, LOCAL)
     assert httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).status_code == 200
     stop()
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2)
-    serve_metrics(metrics, "127.0.0.1", port)()
+    serve_metrics(metrics, "127.0.0.1", port, LOCAL)()
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:9090", 200),
+        ("localhost:9090", 200),
+        ("10.244.1.7:9090", 200),  # a scraper names the pod's address
+        ("[fd00::7]:9090", 200),
+        ("rebind.attacker.example:9090", 421),  # DNS rebinding needs a name: refused
+        ("ragdown-indexer.prod.svc", 421),
+        ("", 421),
+    ],
+)
+def test_the_metrics_port_answers_only_hosts_it_knows_and_addresses(
+    metrics: Metrics, host: str, status: int
+) -> None:
+    """docs/security.md#tenants item 8: a page on a rebound name cannot read every folder's name."""
+    port = free_port()
+    stop = serve_metrics(metrics, "127.0.0.1", port, LOCAL)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(f"GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            answer = b"".join(iter(lambda: sock.recv(65536), b""))
+    finally:
+        stop()
+    assert answer.startswith(f"HTTP/1.0 {status} ".encode()), answer[:100]
+    if status == 421:
+        assert b"ragdown_" not in answer
+        assert b"RAGDOWN_ALLOWED_HOSTS" in answer
+    allowed = Guard.of(ServerSettings(allowed_hosts="ragdown-indexer.prod.svc"))
+    assert allowed.scrape_allowed("ragdown-indexer.prod.svc")

@@ -9,6 +9,7 @@ body type that forms cannot send: `application/json`.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -30,6 +31,14 @@ def _split_port(host: str) -> tuple[str, str | None] | None:
     """The name and port of a well-formed Host value, or None for anything else."""
     match = _HOST_RE.match(host)
     return (match["name"], match["port"]) if match else None
+
+
+def wrong_host(host: str | None) -> str:
+    """The 421 refusal of a Host this server does not answer to."""
+    return (
+        f"this server does not answer to the host {host or '(none)'!r}: "
+        "add it to RAGDOWN_ALLOWED_HOSTS if it is yours"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,20 @@ class Guard:
             return True
         return parts[0] in self.any_port
 
+    def scrape_allowed(self, host: str | None) -> bool:
+        """A Host the metrics port answers: one `host_allowed` takes, or an IP address. A scraper
+        names the pod's address; DNS rebinding needs a name, so an address cannot be one."""
+        if self.host_allowed(host):
+            return True
+        parts = _split_port((host or "").lower())
+        if parts is None:
+            return False
+        try:
+            ipaddress.ip_address(parts[0].strip("[]"))
+        except ValueError:
+            return False
+        return True
+
     def origin_allowed(self, origin: str | None, host: str | None) -> bool:
         """No Origin (not a browser, or a same-origin GET) is fine; otherwise the page must be served
         from a host this server answers to — or from this very host when any host is allowed."""
@@ -84,10 +107,7 @@ class Guard:
             return None
         host = headers.get(b"host", b"").decode("latin-1") or None
         if not self.host_allowed(host):
-            return 421, (
-                f"this server does not answer to the host {host or '(none)'!r}: "
-                "add it to RAGDOWN_ALLOWED_HOSTS if it is yours"
-            )
+            return 421, wrong_host(host)
         origin = headers.get(b"origin", b"").decode("latin-1") or None
         if not self.origin_allowed(origin, host):
             return 403, f"requests from pages at {origin!r} are refused (the Origin is not this server's)"

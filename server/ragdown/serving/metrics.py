@@ -26,6 +26,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from ragdown.serving.guard import Guard, wrong_host
+
 ROOT_FOLDER = "_root"
 """The folder label of the single-folder (stdio) mode, whose folder name is ""."""
 
@@ -207,10 +209,11 @@ class Metrics:
 class _MetricsHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], metrics: Metrics) -> None:
+    def __init__(self, address: tuple[str, int], metrics: Metrics, guard: Guard) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.metrics = metrics
+        self.guard = guard
         super().__init__(address, _MetricsHandler)
 
 
@@ -218,6 +221,11 @@ class _MetricsHandler(BaseHTTPRequestHandler):
     server: _MetricsHTTPServer
 
     def do_GET(self) -> None:
+        host = self.headers.get("Host")
+        if not self.server.guard.scrape_allowed(host):
+            # Folder names are in the labels: a page on a rebound name must not read them.
+            self._reply(421, (wrong_host(host) + "\n").encode(), "text/plain; charset=utf-8")
+            return
         if urlsplit(self.path).path != "/metrics":
             self._reply(404, b"not found; metrics are on /metrics\n", "text/plain; charset=utf-8")
             return
@@ -234,10 +242,10 @@ class _MetricsHandler(BaseHTTPRequestHandler):
         """Scrapes every few seconds would drown the server's own log."""
 
 
-def serve_metrics(metrics: Metrics, host: str, port: int) -> Callable[[], None]:
-    """Serve `GET /metrics` on host:port from a daemon thread; return the function that stops it.
-    Raises OSError when the port cannot be bound."""
-    server = _MetricsHTTPServer((host, port), metrics)
+def serve_metrics(metrics: Metrics, host: str, port: int, guard: Guard) -> Callable[[], None]:
+    """Serve `GET /metrics` on host:port from a daemon thread to the Hosts `guard` lets scrape;
+    return the function that stops it. Raises OSError when the port cannot be bound."""
+    server = _MetricsHTTPServer((host, port), metrics, guard)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="ragdown-metrics", daemon=True
     )
