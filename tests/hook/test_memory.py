@@ -1,4 +1,4 @@
-"""Session memory (docs/hook.md#session-memory): per-scope keys, LRU of 200, forget."""
+"""Session memory (docs/hook.md#session-memory): per-scope keys, an LRU of 200 per folder, forget."""
 
 from __future__ import annotations
 
@@ -27,14 +27,18 @@ def test_seen_accumulates_and_forget_clears() -> None:
 
 def test_the_least_recently_used_session_is_evicted_past_the_limit() -> None:
     memory = LruSessionMemory()
+
+    def key(name: str) -> str:
+        return session_key("ops", name)
+
     for n in range(MAX_SESSIONS):
-        memory.add(f"s{n}", [f"chunk{n}"])
-    assert memory.seen("s0") == {"chunk0"}  # touching s0 makes s1 the oldest
-    memory.add("new", ["x"])
+        memory.add(key(f"s{n}"), [f"chunk{n}"])
+    assert memory.seen(key("s0")) == {"chunk0"}  # touching s0 makes s1 the oldest
+    memory.add(key("new"), ["x"])
     assert len(memory) == MAX_SESSIONS
-    assert "s1" not in memory
-    assert "s0" in memory
-    assert memory.seen("s2") == {"chunk2"}
+    assert key("s1") not in memory
+    assert key("s0") in memory
+    assert memory.seen(key("s2")) == {"chunk2"}
 
 
 def test_seen_returns_a_snapshot() -> None:
@@ -54,3 +58,27 @@ def test_a_session_idle_past_its_time_to_live_is_forgotten() -> None:
     assert memory.seen("recent") == {"b"}
     assert "old" not in memory
     assert memory.seen("old") == frozenset()  # a fresh, empty memory
+
+
+def test_each_folder_has_its_own_pool_of_sessions() -> None:
+    """docs/security.md#tenants item 13: a team opening sessions by the thousand evicts only its own."""
+    memory = LruSessionMemory()
+    memory.add(session_key("teamb", "s1"), ["b1"])
+    memory.add(session_key("teamb/sub", "s2"), ["b2"])
+    memory.add(session_key("*folder:abc", "s3"), ["r"])
+    for n in range(10 * MAX_SESSIONS):
+        memory.add(session_key("notes", f"flood{n}"), ["x"])
+    assert memory.seen(session_key("teamb", "s1")) == {"b1"}
+    assert memory.seen(session_key("teamb/sub", "s2")) == {"b2"}
+    assert memory.seen(session_key("*folder:abc", "s3")) == {"r"}
+    assert len(memory) == MAX_SESSIONS + 3
+    assert session_key("notes", "flood0") not in memory
+    assert session_key("notes", f"flood{10 * MAX_SESSIONS - 1}") in memory
+
+
+def test_the_pools_are_bounded_too() -> None:
+    memory = LruSessionMemory(max_pools=3)
+    for name in ("a", "b", "c", "d"):
+        memory.add(session_key(name, "s"), [name])
+    assert len(memory) == 3
+    assert session_key("a", "s") not in memory

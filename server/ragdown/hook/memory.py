@@ -11,7 +11,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-MAX_SESSIONS = 200
+MAX_SESSIONS = 200  # per pool: per folder, and per root caller kind
+MAX_POOLS = 1000
 SESSION_TTL_S = 24 * 3600.0  # a session idle this long is forgotten (agents' sessions rarely last a day)
 ROOT_KEY_PREFIX = "*"  # a root /mcp call without a folder has a memory of its own
 
@@ -31,37 +32,57 @@ class SessionMemory(Protocol):
     def forget(self, key: str) -> None: ...
 
 
+def pool_of(key: str) -> str:
+    """The tenant a session key belongs to: the folder of its scope, or the root caller kind."""
+    return key.split("\0", 1)[0].split("/", 1)[0]
+
+
 class LruSessionMemory:
-    """In-process memory: at most `max_sessions`, the least recently used evicted first, and a
-    session idle for `ttl_s` forgotten."""
+    """In-process memory, one pool per folder (and per root caller kind, `pool_of`): at most
+    `max_sessions` in each pool, its least recently used evicted first, and a session idle for
+    `ttl_s` forgotten. A team that opens sessions by the thousand evicts only its own
+    (docs/security.md#tenants); `max_pools` bounds the pools, least recently used out."""
 
     def __init__(
         self,
         max_sessions: int = MAX_SESSIONS,
         ttl_s: float = SESSION_TTL_S,
         clock: Callable[[], float] = time.monotonic,
+        max_pools: int = MAX_POOLS,
     ) -> None:
         self.max_sessions = max_sessions
+        self.max_pools = max_pools
         self.ttl_s = ttl_s
         self.clock = clock
-        self._sessions: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()
+        self._pools: OrderedDict[str, OrderedDict[str, tuple[float, set[str]]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def _touch(self, key: str) -> set[str]:
         now = self.clock()
-        # The oldest entries come first: drop the expired ones from the front.
-        while self._sessions:
-            oldest_key, (last_used, _) = next(iter(self._sessions.items()))
+        name = pool_of(key)
+        sessions = self._pools.get(name)
+        if sessions is None:
+            sessions = self._pools[name] = OrderedDict()
+        self._pools.move_to_end(name)
+        while len(self._pools) > self.max_pools:
+            self._pools.popitem(last=False)
+        self._expire(sessions, now)
+        self._expire(next(iter(self._pools.values())), now)  # the pool least recently used, too
+        entry = sessions.get(key)
+        ids = entry[1] if entry is not None else set()
+        sessions[key] = (now, ids)
+        sessions.move_to_end(key)
+        while len(sessions) > self.max_sessions:
+            sessions.popitem(last=False)
+        return ids
+
+    def _expire(self, sessions: OrderedDict[str, tuple[float, set[str]]], now: float) -> None:
+        """The oldest entries come first: drop the expired ones from the front."""
+        while sessions:
+            oldest_key, (last_used, _) = next(iter(sessions.items()))
             if now - last_used < self.ttl_s:
                 break
-            del self._sessions[oldest_key]
-        entry = self._sessions.get(key)
-        ids = entry[1] if entry is not None else set()
-        self._sessions[key] = (now, ids)
-        self._sessions.move_to_end(key)
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)
-        return ids
+            del sessions[oldest_key]
 
     def seen(self, key: str) -> frozenset[str]:
         with self._lock:
@@ -73,10 +94,15 @@ class LruSessionMemory:
 
     def forget(self, key: str) -> None:
         with self._lock:
-            self._sessions.pop(key, None)
+            sessions = self._pools.get(pool_of(key))
+            if sessions is not None:
+                sessions.pop(key, None)
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return sum(len(sessions) for sessions in self._pools.values())
 
     def __contains__(self, key: object) -> bool:
-        return key in self._sessions
+        if not isinstance(key, str):
+            return False
+        entry = self._pools.get(pool_of(key), {}).get(key)
+        return entry is not None and self.clock() - entry[0] < self.ttl_s
