@@ -66,8 +66,8 @@ async def read_tokens(
             except SecretForbidden:
                 raise TokenUnavailable(
                     "TokenSecretForbidden",
-                    f"{where}: the operator may not read Secrets in {namespace} (the chart's Role "
-                    "grants get on secrets)",
+                    f"{where}: the operator may not read it (the chart's Role grants get on secrets; "
+                    "with operator.tokenSecrets set, only on those: add it there)",
                 ) from None
             except KubeUnavailable as error:
                 raise TokenUnavailable("TokenSecretUnreadable", f"{where}: {error}") from None

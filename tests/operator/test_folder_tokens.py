@@ -144,7 +144,7 @@ async def test_a_secret_the_api_refuses_or_cannot_serve_is_a_reason_of_its_own()
     with pytest.raises(TokenUnavailable) as raised:
         await read(Secrets({}, SecretForbidden("403 reading Secret team-a")), ref("a"))
     assert raised.value.reason == "TokenSecretForbidden"
-    assert "grants get on secrets" in str(raised.value)
+    assert "operator.tokenSecrets" in str(raised.value)
     with pytest.raises(TokenUnavailable) as raised:
         await read(Secrets({}, KubeUnavailable("the Kubernetes API did not answer")), ref("a"))
     assert raised.value.reason == "TokenSecretUnreadable"
