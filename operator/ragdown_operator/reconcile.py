@@ -69,7 +69,7 @@ class Reconciler:
                 ) from None
             if not state.raw.get("mcp"):
                 raise TokenUnavailable(
-                    error.reason, f"{error}; folder {spec.folder} stays as it is (MCP off) until then"
+                    error.reason, f"{error}; MCP is off on folder {spec.folder}, and stays so until then"
                 ) from None
             await self.indexer.patch(spec.folder, {"mcp": False, "managed_by": manager}, manager)
             metrics.CHANGES.labels("mcp_held").inc()

@@ -263,10 +263,15 @@ async def test_an_open_folder_given_tokens_it_cannot_read_is_closed_then_opened_
         assert await reaches(w, "open", TOKEN) == 200
         await w.edit("open", {"tokens": [ref("team-b", "team-b")]})
         held = await eventually(lambda: reason_is(w, "open", "TokenSecretMissing"), "TokenSecretMissing")
-        assert "MCP is off on folder open until then" in held["message"]
+        assert "MCP is off on folder open" in held["message"]  # then retried, and still so
         assert w.folder_config("open")["mcp"] is False
         assert await reaches(w, "open", TOKEN) == 404
-        assert "TokenSecretMissing" in await w.event_reasons("open", "TokenSecretMissing")
+        await w.event_reasons("open", "TokenSecretMissing")
+        (first,) = [e for e in w.events("open") if e.get("reason") == "TokenSecretMissing"]
+        assert "the shared agents' token no longer reaches it" in first["message"]
+        async with httpx.AsyncClient(timeout=5) as http:
+            metrics = (await http.get(f"http://127.0.0.1:{w.operator.metrics_port}/metrics")).text
+        assert 'ragdown_operator_changes_total{change="mcp_held"} 1.0' in metrics
 
         await w.put_secret("team-b", {"token": TEAM_B})
         await w.settled("open")
