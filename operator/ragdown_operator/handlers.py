@@ -38,6 +38,7 @@ from ragdown_operator.reconcile import Outcome, Reconciler, write_status
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition
+from ragdown_operator.tokens import TokenUnavailable
 
 MAX_DELAY_S = 300.0
 LOG = logging.getLogger("ragdown_operator")
@@ -150,6 +151,8 @@ class Operator:
                 message = f"the indexer refused the operator's token ({error}): check the chart's Secret"
                 halt(SYNCED, "IndexerUnauthorized", message, retry)
             halt(SYNCED, "IndexerRefused", str(error), None)
+        except TokenUnavailable as error:  # the Secret may be created or fixed later: retried
+            halt(SYNCED, error.reason, str(error), retry)
         except IngressConflict as error:
             halt(ROUTED, "IngressConflict", str(error), retry)
         except (KubeUnavailable, httpx.HTTPStatusError) as error:

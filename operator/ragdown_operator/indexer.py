@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ragdown.folders.registry import tokens_fingerprint
 from ragdown_operator.constants import MANAGER_HEADER
 
 
@@ -50,8 +51,12 @@ class FolderState:
             "disabled_tools": sorted(self.raw.get("disabled_tools", [])),
             "hook": {k: v for k, v in (self.raw.get("hook") or {}).items() if v is not None},
             "managed_by": self.raw.get("managed_by"),
+            # The indexer shows a fingerprint of its entries, never a digest (docs/tools.md#folder-routes).
+            "tokens": self.raw.get("tokens_fingerprint"),
         }
         want = dict(wanted)
+        if "tokens" in want:  # only when the spec lists tokens; [] is none, and shows no fingerprint
+            want["tokens"] = tokens_fingerprint(want["tokens"]) if want["tokens"] else None
         want["hook"] = {k: v for k, v in wanted.get("hook", {}).items() if v is not None}
         if want.get("title") == self.raw.get("name"):
             want["title"] = ""

@@ -1,5 +1,6 @@
 """The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses;
-list RagdownFolders and edit their metadata (release.py).
+list RagdownFolders and edit their metadata (release.py); read the Secrets `spec.tokens` names
+(tokens.py).
 
 It uses the credentials kopf logged in with (`use_connection`), so tests against an emulated API
 server and a pod's service account work the same way."""
@@ -29,11 +30,16 @@ from ragdown_operator.constants import (
 
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
+SECRETS = "/api/v1/namespaces/{namespace}/secrets"
 EDIT_ATTEMPTS = 5
 
 
 class KubeUnavailable(Exception):  # noqa: N818
     """The Kubernetes API did not answer or failed on its side: retry later."""
+
+
+class SecretForbidden(Exception):  # noqa: N818
+    """The API server refused the operator a Secret (403): its Role lacks `get` on secrets."""
 
 
 def _as_file(data: str | bytes) -> str:
@@ -162,6 +168,19 @@ class Kube:
             return False
         response.raise_for_status()
         return True
+
+    async def secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A Secret's `data` (base64 values, as the API serves them), or None when there is no such
+        Secret. The body is never put into an error: it holds the values."""
+        response = await self._call("GET", f"{SECRETS.format(namespace=namespace)}/{name}")
+        if response.status_code == 404:
+            return None
+        if response.status_code == 403:
+            raise SecretForbidden(f"{response.status_code} reading Secret {name}")
+        if response.status_code >= 400:
+            raise KubeUnavailable(f"the Kubernetes API answered {response.status_code} for Secret {name}")
+        data = response.json().get("data") or {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     async def folders(self, namespace: str) -> list[dict[str, Any]]:
         """Every RagdownFolder in the namespace; none when the CRD is gone."""

@@ -1,6 +1,7 @@
 """What reconciling one RagdownFolder ensures, step by step (docs/cluster.md):
 
-1. the spec is valid (else `InvalidSpec`: a status message and no retry until it changes);
+1. the spec is valid (else `InvalidSpec`: a status message and no retry until it changes), and the
+   tokens it lists can be read from their Secrets (else nothing changes on the folder: tokens.py);
 2. the folder exists on the indexer with exactly the spec's settings, marked as managed by this
    resource (created, adopted or repaired);
 3. an Ingress routes `/mcp/<folder>` to the readers while `mcp` is on, and none exists while it is off;
@@ -25,6 +26,7 @@ from ragdown_operator.kube import Kube
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, ingress_name
 from ragdown_operator.status import Condition, conditions
+from ragdown_operator.tokens import TokenUnavailable, read_tokens
 
 
 @dataclass
@@ -46,9 +48,42 @@ class Reconciler:
     kube: Kube
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("ragdown_operator"))
 
-    async def ensure_folder(self, spec: FolderSpec, manager: str, outcome: Outcome) -> FolderState:
+    async def tokens_of(self, namespace: str, spec: FolderSpec, manager: str) -> list[dict[str, str]] | None:
+        """The `{name, sha256}` entries of `spec.tokens`, None when it is left out. Fail closed: while
+        one cannot be read nothing on the folder changes, so it keeps the tokens last applied (or is not
+        created yet) — except that a folder the shared agents' token reaches now (MCP on, no tokens of
+        its own) gets MCP turned off, since the spec says that token must not reach it."""
+        if spec.tokens is None:
+            return None
+        try:
+            return await read_tokens(self.kube, namespace, spec.tokens, self.settings.token)
+        except TokenUnavailable as error:
+            state = await self.indexer.folder(spec.folder)
+            if state is None:
+                raise TokenUnavailable(
+                    error.reason, f"{error}; folder {spec.folder} is not created until then"
+                ) from None
+            if state.raw.get("tokens"):
+                raise TokenUnavailable(
+                    error.reason, f"{error}; folder {spec.folder} keeps the tokens it had until then"
+                ) from None
+            if not state.raw.get("mcp"):
+                raise TokenUnavailable(
+                    error.reason, f"{error}; MCP is off on folder {spec.folder}, and stays so until then"
+                ) from None
+            await self.indexer.patch(spec.folder, {"mcp": False, "managed_by": manager}, manager)
+            metrics.CHANGES.labels("mcp_held").inc()
+            raise TokenUnavailable(
+                error.reason,
+                f"{error}; MCP is off on folder {spec.folder} until then, so the shared agents' token no "
+                "longer reaches it",
+            ) from None
+
+    async def ensure_folder(
+        self, spec: FolderSpec, manager: str, outcome: Outcome, tokens: list[dict[str, str]] | None = None
+    ) -> FolderState:
         """Create, adopt or repair the folder; a folder that already matches is left untouched."""
-        wanted = spec.settings(manager)
+        wanted = spec.settings(manager, tokens)
         state = await self.indexer.folder(spec.folder)
         if state is None:
             try:
@@ -63,6 +98,15 @@ class Reconciler:
                 return state
             if state is None:
                 raise IndexerRefused(409, f"folder {spec.folder} exists but is not listed", None)
+        if spec.tokens is None and state.raw.get("tokens"):
+            outcome.warnings.append(
+                (
+                    "UnlistedTokens",
+                    f"folder {spec.folder} has tokens of its own ({', '.join(state.raw['tokens'])}) that "
+                    "spec.tokens does not list: they still reach it, and the shared agents' token does not. "
+                    "List them in spec.tokens, or set tokens: [] to remove them",
+                )
+            )
         drift = state.differs_from(wanted)
         if drift:
             state = await self.indexer.patch(spec.folder, wanted, manager)
@@ -104,7 +148,9 @@ class Reconciler:
 
     async def reconcile(self, body: kopf.Body, spec: FolderSpec, outcome: Outcome) -> None:
         namespace = body.metadata.namespace or self.settings.namespace
-        state = await self.ensure_folder(spec, manager_of(namespace, body.metadata.name or ""), outcome)
+        manager = manager_of(namespace, body.metadata.name or "")
+        tokens = await self.tokens_of(namespace, spec, manager)
+        state = await self.ensure_folder(spec, manager, outcome, tokens)
         outcome.files, outcome.chunks = state.files, state.chunks
         outcome.conditions.append(
             Condition(

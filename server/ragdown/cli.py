@@ -480,7 +480,7 @@ def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
     import secrets
 
     from ragdown.folders.manage import TOKEN_NAME_RE
-    from ragdown.serving.auth import token_digest
+    from ragdown.folders.registry import token_digest
 
     if not TOKEN_NAME_RE.match(args.name):
         raise CliError(f"not a token name: {args.name!r} (1 to 64 letters, digits, _ . -)")

@@ -480,6 +480,15 @@ def test_the_internal_port_is_a_clusterip_service_only_readers_may_reach(render:
     assert not render({"networkPolicy": {"enabled": False}}).all("NetworkPolicy")
 
 
+def test_the_operator_may_read_only_the_token_secrets_it_is_given(render: Render) -> None:
+    names = ["team-a-token", "team-b.tokens"]
+    role = render({"operator": {"tokenSecrets": names}}).get("Role", OPERATOR)
+    (secrets,) = [rule for rule in role["rules"] if "secrets" in rule["resources"]]
+    assert secrets == {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": names}
+    others = [rule for rule in role["rules"] if rule is not secrets]
+    assert all("resourceNames" not in rule for rule in others)
+
+
 def test_no_operator_renders_no_operator_objects(render: Render) -> None:
     rendered = render(ci_values("no-operator"))
     for kind in ("Deployment", "ServiceAccount", "Role", "RoleBinding", "Service"):
@@ -504,6 +513,7 @@ def test_the_operator_role_grants_exactly_what_it_touches(default: Rendered) -> 
         ("ragdown.dev", "ragdownfolders/status"): {"get", "patch", "update"},
         ("ragdown.dev", "ragdownfolders/finalizers"): {"update"},
         ("networking.k8s.io", "ingresses"): {"get", "list", "watch", "create", "patch", "update", "delete"},
+        ("", "secrets"): {"get"},  # the Secrets spec.tokens names, re-read at each resync: no list, no watch
         ("", "events"): {"create", "patch"},
         ("events.k8s.io", "events"): {"create", "patch"},
     }
@@ -658,8 +668,9 @@ def test_every_object_carries_the_recommended_labels(render: Render, name: str) 
         ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
         ({"server": {"lanceCpuThreads": 1}}, "/server/lanceCpuThreads"),
         ({"server": {"embedder": "gpt"}}, "/server/embedder"),
+        ({"operator": {"tokenSecrets": ["Team_A"]}}, "/operator/tokenSecrets"),
     ],
-    ids=["type", "unknown-top-level", "unknown-nested", "enum", "minimum", "pattern"],
+    ids=["type", "unknown-top-level", "unknown-nested", "enum", "minimum", "pattern", "secret-name"],
 )
 def test_the_values_schema_refuses_bad_values(chart: helm.Chart, values: Obj, message: str) -> None:
     with pytest.raises(helm.HelmValuesError, match="schema") as refused:

@@ -24,6 +24,7 @@ from ragdown_operator.kube import merge_patch
 RAGDOWNFOLDERS = "ragdown.dev/v1alpha1/ragdownfolders"
 INGRESSES = "networking.k8s.io/v1/ingresses"
 EVENTS = "v1/events"
+SECRETS = "v1/secrets"
 
 
 @attrs.define(kw_only=True)
@@ -136,6 +137,12 @@ async def emulated_cluster() -> AsyncIterator[Cluster]:
             namespaced=True,
             verbs={"get", "list", "watch", "create", "update", "patch", "delete"},
             subresources={"status"},
+        )
+        cluster.resources[SECRETS] = kmock.ResourceInfo(  # what spec.tokens names (tokens.py)
+            kind="Secret",
+            singular="secret",
+            namespaced=True,
+            verbs={"get", "list", "watch", "create", "update", "patch", "delete"},
         )
         cluster.resources[EVENTS] = kmock.ResourceInfo(
             kind="Event", singular="event", namespaced=True, verbs={"create", "get", "list"}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -28,6 +29,7 @@ HOST = "ragdown.test"
 FOLDERS = f"/apis/ragdown.dev/v1alpha1/namespaces/{NAMESPACE}/ragdownfolders"
 INGRESSES = f"/apis/networking.k8s.io/v1/namespaces/{NAMESPACE}/ingresses"
 EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
+SECRETS = f"/api/v1/namespaces/{NAMESPACE}/secrets"
 # The tests' own calls to the emulated API say so, to be told apart from the operator's.
 TESTS_AGENT = "ragdown-tests"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
@@ -206,6 +208,22 @@ class World:
 
     async def delete(self, name: str) -> None:
         (await self.kube.delete(f"{FOLDERS}/{name}")).raise_for_status()
+
+    async def put_secret(self, name: str, data: dict[str, str]) -> None:
+        """Create the Secret, or replace its data: values given as text, stored base64 as the API does."""
+        encoded = {key: base64.b64encode(value.encode()).decode() for key, value in data.items()}
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": encoded}
+        response = await self.kube.post(SECRETS, json=body)
+        if response.status_code == 409:
+            response = await self.kube.patch(
+                f"{SECRETS}/{name}",
+                content=json.dumps({"data": encoded}),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+        response.raise_for_status()
+
+    async def delete_secret(self, name: str) -> None:
+        (await self.kube.delete(f"{SECRETS}/{name}")).raise_for_status()
 
     async def ingress(self, name: str) -> dict[str, Any] | None:
         response = await self.kube.get(f"{INGRESSES}/{name}")

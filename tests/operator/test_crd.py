@@ -19,7 +19,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ragdown.folders.manage import FOLDER_TOOLS
+from ragdown.folders.manage import FOLDER_TOOLS, MAX_TOKENS, TOKEN_NAME_RE
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_PATH = ROOT / "crds" / "ragdownfolder.yaml"
@@ -110,15 +110,40 @@ def cel_failures(schema: dict[str, Any], new: Any, old: Any = None, *, has_old: 
     return failures
 
 
+def duplicates(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
+    """The API server's list-type checks: a `set` holds no value twice, a `map` no key twice."""
+    found = []
+    if isinstance(value, list):
+        kind = schema.get("x-kubernetes-list-type")
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        seen = [
+            repr([item.get(k) for k in keys] if kind == "map" and isinstance(item, dict) else item)
+            for item in value
+        ]
+        if kind in ("set", "map") and len(set(seen)) < len(seen):
+            found.append(f"{path}: Duplicate value")
+        for item in value:
+            found += duplicates(schema.get("items", {}), item, path + "[]")
+    elif isinstance(value, dict):
+        for name, prop in schema.get("properties", {}).items():
+            if name in value:
+                found += duplicates(prop, value[name], f"{path}.{name}")
+    return found
+
+
 def admit(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
     """What the API server would say to a create (old None) or an update: [] when admitted."""
     obj = apply_defaults(SCHEMA, copy.deepcopy(obj))
-    errors = [error.message for error in VALIDATOR.iter_errors(obj)]
+    errors = [error.message for error in VALIDATOR.iter_errors(obj)] + duplicates(SCHEMA, obj)
     if errors:
         return errors
     if old is not None:
         old = apply_defaults(SCHEMA, copy.deepcopy(old))
     return cel_failures(SCHEMA, obj, old, has_old=old is not None)
+
+
+def token(name: str, secret: str = "team-token", key: str = "token") -> dict[str, Any]:
+    return {"name": name, "secretKeyRef": {"name": secret, "key": key}}
 
 
 def folder(spec: dict[str, Any] | None = None, name: str = "work") -> dict[str, Any]:
@@ -140,6 +165,10 @@ FULL = folder(
         "readOnly": False,
         "disabledTools": ["ragdown_delete", "ragdown_move"],
         "hook": {"topK": 6, "minScore": 0.75, "minRatio": 0.95, "maxChars": 6000},
+        "tokens": [
+            {"name": "team-a", "secretKeyRef": {"name": "team-a-token", "key": "token"}},
+            {"name": "ci.bot_2", "secretKeyRef": {"name": "ci.tokens", "key": "ragdown.work_token"}},
+        ],
         "deletionPolicy": "Delete",
     }
 )
@@ -257,6 +286,11 @@ def test_field_schemas() -> None:
     assert (hook["minScore"]["minimum"], hook["minScore"]["maximum"]) == (0, 1)
     assert (hook["minRatio"]["minimum"], hook["minRatio"]["maximum"]) == (0, 1)
     assert (hook["maxChars"]["minimum"], hook["maxChars"]["maximum"]) == (0, 100000)
+    tokens = props["tokens"]
+    assert (tokens["x-kubernetes-list-type"], tokens["x-kubernetes-list-map-keys"]) == ("map", ["name"])
+    assert tokens["maxItems"] <= MAX_TOKENS  # the indexer takes at most that many
+    assert tokens["items"]["properties"]["name"]["pattern"] == TOKEN_NAME_RE.pattern
+    assert "default" not in tokens  # left out means "leave the folder's tokens alone" (docs/cluster.md)
     status = SCHEMA["properties"]["status"]["properties"]
     assert status["conditions"]["x-kubernetes-list-type"] == "map"
     assert status["conditions"]["x-kubernetes-list-map-keys"] == ["type"]
@@ -296,6 +330,10 @@ def test_full_resource_is_admitted() -> None:
         {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
         {"hook": {"topK": 50, "minScore": 1}},
         {"deletionPolicy": "Retain"},
+        {"tokens": []},
+        {"tokens": [{"name": "a", "secretKeyRef": {"name": "s", "key": "k"}}]},
+        {"tokens": [{"name": n, "secretKeyRef": {"name": "s", "key": "k"}} for n in ("a", "b", "A", "a.b")]},
+        {"tokens": [{"name": "n" * 64, "secretKeyRef": {"name": "s" * 253, "key": "K" * 253}}]},
     ],
 )
 def test_valid_specs(spec: dict[str, Any]) -> None:
@@ -329,11 +367,33 @@ def test_no_spec_is_admitted_with_defaults() -> None:
         pytest.param({"deletionPolicy": "Orphan"}, id="deletionPolicy"),
         pytest.param({"disabledTools": ["ragdown_search"]}, id="unknown-tool"),
         pytest.param({"disabledTools": "ragdown_delete"}, id="tools-not-a-list"),
+        pytest.param({"disabledTools": ["ragdown_delete", "ragdown_delete"]}, id="tools-twice"),
         pytest.param({"folders": "work"}, id="unknown-spec-key"),
+        pytest.param({"tokens": [token("a"), token("a")]}, id="token-names-twice"),
+        pytest.param({"tokens": [token(f"t{i}") for i in range(21)]}, id="too-many-tokens"),
+        pytest.param({"tokens": [token("a b")]}, id="token-name-space"),
+        pytest.param({"tokens": [token("")]}, id="token-name-empty"),
+        pytest.param({"tokens": [token("n" * 65)]}, id="token-name-long"),
+        pytest.param({"tokens": [token("a", secret="Team_A")]}, id="secret-not-a-dns-name"),
+        pytest.param({"tokens": [token("a", secret="a/b")]}, id="secret-with-slash"),
+        pytest.param({"tokens": [token("a", key="a/b")]}, id="key-with-slash"),
+        pytest.param({"tokens": [token("a", key="")]}, id="key-empty"),
+        pytest.param({"tokens": [{"name": "a"}]}, id="no-secretKeyRef"),
+        pytest.param({"tokens": [{"name": "a", "secretKeyRef": {"name": "s"}}]}, id="no-key"),
+        pytest.param({"tokens": [{"name": "a", "value": "s3cret"}]}, id="inline-token"),
+        pytest.param({"tokens": [{**token("a"), "namespace": "other"}]}, id="other-namespace"),
+        pytest.param({"tokens": {"a": "s"}}, id="tokens-not-a-list"),
+        pytest.param({"tokens": ["s3cret"]}, id="token-a-string"),
     ],
 )
 def test_invalid_specs_are_refused(spec: dict[str, Any]) -> None:
     assert admit(folder(spec)) != []
+
+
+def test_token_names_are_unique_by_the_list_type_and_by_a_rule_with_a_message() -> None:
+    twice = folder({"tokens": [token("a"), token("a", secret="other")]})
+    assert "token names must be unique in spec.tokens" in cel_failures(SCHEMA, twice)
+    assert ".spec.tokens: Duplicate value" in admit(twice)
 
 
 def test_invalid_status_is_refused() -> None:

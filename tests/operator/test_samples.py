@@ -43,7 +43,7 @@ def sample(name: str) -> dict[str, Any]:
 
 
 def test_the_documented_samples_are_there() -> None:
-    assert sorted(SAMPLES) == ["private.yaml#0", "team-runbooks.yaml#0", "work.yaml#0"]
+    assert sorted(SAMPLES) == ["private.yaml#0", "team-a.yaml#0", "team-runbooks.yaml#0", "work.yaml#0"]
     for document in SAMPLES.values():
         assert document["apiVersion"] == "ragdown.dev/v1alpha1"
         # No namespace: `kubectl apply -n <release namespace>` decides it.
@@ -71,6 +71,12 @@ def test_samples_mean_what_their_comments_say() -> None:
     assert runbooks["disabledTools"] == ["ragdown_delete"]
     assert runbooks["deletionPolicy"] == "Retain"
 
+    team = apply_defaults(SCHEMA, sample("team-a.yaml"))["spec"]
+    assert (team["mcp"], team["tokens"]) == (
+        True,
+        [{"name": "team-a", "secretKeyRef": {"name": "team-a-token", "key": "token"}}],
+    )
+
     private = apply_defaults(SCHEMA, sample("private.yaml"))["spec"]
     assert private["mcp"] is False
     assert "folder" not in private  # the operator uses metadata.name
@@ -96,6 +102,7 @@ def broken(name: str, path: tuple[str, ...], value: Any) -> dict[str, Any]:
         pytest.param("team-runbooks.yaml", ("disabledTools",), ["ragdown_nope"], id="unknown-tool"),
         pytest.param("work.yaml", ("deletionPolicy",), "Purge", id="deletionPolicy-Purge"),
         pytest.param("private.yaml", ("owner",), "me", id="unknown-spec-key"),
+        pytest.param("team-a.yaml", ("tokens",), [{"name": "team-a", "token": "inline"}], id="inline-token"),
     ],
 )
 def test_broken_samples_are_refused(name: str, path: tuple[str, ...], value: Any) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ragdown.folders.registry import tokens_fingerprint
 from tests.conftest import run_cli
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served
 
@@ -184,6 +185,8 @@ def test_folder_tokens_are_set_by_the_admin_listed_by_name_and_made_by_the_cli(s
         answer = http.patch("/api/folders/ops", json={"tokens": [entry]})
         assert answer.json()["folder"]["tokens"] == ["team-a"]
         assert entry["sha256"] not in answer.text
+        # In place of the digests, one fingerprint of the entries: what the operator compares (drift).
+        assert answer.json()["folder"]["tokens_fingerprint"] == tokens_fingerprint([entry])
     assert config(served, "ops")["tokens"] == [entry]
     with httpx.Client(base_url=served.url, timeout=30) as http:
         own = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer(token)})

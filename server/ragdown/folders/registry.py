@@ -6,6 +6,8 @@ without a restart."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
@@ -84,6 +86,19 @@ def token_digests(value: object) -> frozenset[str]:
         and SHA256_RE.match(entry["sha256"])
     }
     return frozenset(found) if found or not value else frozenset({"-"})  # "-": no token's digest
+
+
+def token_digest(token: str) -> str:
+    """What a folder's `tokens` store for a token: its SHA-256, hex. One definition for the server's
+    check, `ragdown token` and the Kubernetes operator, which hashes the tokens of Secrets."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def tokens_fingerprint(value: object) -> str:
+    """One SHA-256 over a `tokens` value as stored (canonical JSON): `/api/folders` shows it in place of
+    the digests, so a manager can tell whether the entries it would write are the ones there."""
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def list_folders(docs_dir: Path) -> list[Folder]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragdown.errors import Refusal
-from ragdown.folders.registry import Folder
+from ragdown.folders.registry import Folder, token_digest
 from ragdown.folders.settings import ServerSettings
 
 Role = Literal["admin", "agent", "folder"]
@@ -49,11 +49,6 @@ def bearer(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not given.strip():
         return None
     return given.strip()
-
-
-def token_digest(token: str) -> str:
-    """What a folder's `tokens` store for a token: its SHA-256, hex."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def same_token(given: str, expected: str | None) -> bool:

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Request
 
 from ragdown.engine import Engine
 from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
-from ragdown.folders.registry import Folder, list_folders, loose_markdown
+from ragdown.folders.registry import Folder, list_folders, loose_markdown, tokens_fingerprint
 from ragdown.serving.api_access import ApiAccess, read_json_object
 
 MANAGER_HEADER = "x-ragdown-manager"
@@ -44,6 +44,8 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
     tokens = folder.config.get("tokens")
     if isinstance(tokens, list):  # their names only: a digest is no one's business but the server's
         out["tokens"] = [t["name"] for t in tokens if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    if "tokens" in folder.config:  # what the operator compares its wanted entries with (drift)
+        out["tokens_fingerprint"] = tokens_fingerprint(tokens)
     return out
 
 
