@@ -104,5 +104,6 @@ class LruSessionMemory:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        entry = self._pools.get(pool_of(key), {}).get(key)
+        sessions = self._pools.get(pool_of(key))
+        entry = sessions.get(key) if sessions is not None else None
         return entry is not None and self.clock() - entry[0] < self.ttl_s
