@@ -22,15 +22,13 @@ from ragdown_operator.indexer import FolderState
 from ragdown_operator.kube import KubeUnavailable, SecretForbidden
 from ragdown_operator.spec import FolderSpec, InvalidSpecError, TokenRef
 from ragdown_operator.tokens import TokenUnavailable, read_tokens
-from tests.operator.harness import ADMIN_TOKEN, TOKEN, World, eventually, world
+from tests.operator.harness import ADMIN_TOKEN, LIST, MCP_HEADERS, TOKEN, World, eventually, world
 from tests.serving.conftest import mcp_session
 
 MANAGER = "RagdownFolder team/work"
 TEAM_A = "team-a-token-0123456789abcdef"
 TEAM_B = "team-b-token-fedcba9876543210"
 ROTATED = "team-a-rotated-token-0011223344"
-LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
 
 @pytest.fixture

@@ -16,14 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.operator.harness import ADMIN_TOKEN, TOKEN, World, eventually, world
+from tests.operator.harness import ADMIN_TOKEN, LIST, MCP_HEADERS, TOKEN, World, eventually, world
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TEAM_A = "team-a-secret-token-000111222333"
 TEAM_B = "team-b-secret-token-444555666777"
-LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
 
 @pytest.fixture
