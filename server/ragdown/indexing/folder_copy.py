@@ -27,7 +27,7 @@ import pyarrow as pa
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
-from ragdown.documents.paths import check_path, is_skipped_entry
+from ragdown.documents.paths import check_path, is_skipped_entry, is_utf8
 from ragdown.errors import RagdownError
 from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.indexing import store
@@ -50,12 +50,13 @@ _PATHS_PER_QUERY = 256
 
 
 def folder_files(docs_dir: Path) -> dict[str, bytes]:
-    """Every file a reader needs, by `/` path: the Markdown files and the settings files."""
+    """Every file a reader needs, by `/` path: the Markdown files and the settings files (none whose
+    path is not UTF-8: the table cannot hold it, and the index has no row for it)."""
     root = Root(docs_dir)
     wanted: list[tuple[str, ...]] = [tuple(path.split("/")) for path in list_markdown_files(docs_dir)]
     wanted += [(SERVER_CONFIG,), (FOLDER_CONFIG,)]
     for entry in files.scan(root):
-        if entry.is_dir and not is_skipped_entry(entry.name):
+        if entry.is_dir and not is_skipped_entry(entry.name) and is_utf8(entry.name):
             wanted.append((entry.name, FOLDER_CONFIG))
     found: dict[str, bytes] = {}
     for parts in wanted:
