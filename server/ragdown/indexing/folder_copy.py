@@ -34,6 +34,7 @@ from ragdown.indexing import store
 from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import IndexNotReadyError, sql_in
+from ragdown.modes import make_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +135,8 @@ class FolderCopy:
             version = int(table.version)
             if version == self._restored_version:
                 return 0
-            target.mkdir(parents=True, exist_ok=True)
-            root = Root(target)
+            make_private_dir(target)
+            root = Root(target, private=True)  # every folder's text, in the data dir: owner-only
             held = self._hashes(table)
             wanted = sorted(p for p, h in held.items() if self._restored.get(p) != h)
             written = 0
