@@ -94,13 +94,18 @@ def _escaped(char: str) -> str:
     return char
 
 
+def escaped(path: str) -> str:
+    """`path` with control characters escaped (a byte of a name that is not UTF-8 as `\\xff`): always
+    UTF-8 text, on one line."""
+    return "".join(_escaped(c) for c in path)
+
+
 def shown(path: str) -> str:
-    """`path` as a message may repeat it: control characters escaped (a byte of a name that is not
-    UTF-8 as `\\xff`), at most SHOWN_CHARS kept. The result is always UTF-8 text."""
-    escaped = "".join(_escaped(c) for c in path)
-    if len(escaped) <= SHOWN_CHARS:
-        return escaped
-    return f"{escaped[:SHOWN_CHARS]}… ({len(path):,} characters)"
+    """`path` as a message may repeat it: `escaped`, at most SHOWN_CHARS kept."""
+    escaped_path = escaped(path)
+    if len(escaped_path) <= SHOWN_CHARS:
+        return escaped_path
+    return f"{escaped_path[:SHOWN_CHARS]}… ({len(path):,} characters)"
 
 
 def _looks_like_dot_or_slash(name: str) -> bool:

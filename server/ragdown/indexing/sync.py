@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.metadata import parse_document
-from ragdown.documents.paths import shown
+from ragdown.documents.paths import escaped, shown
 from ragdown.errors import Refusal
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, markdown_listing
@@ -39,7 +39,7 @@ NOT_UTF8 = "the file name is not UTF-8; rename it"
 
 
 class FailedFile(BaseModel):
-    path: str  # as a message shows it (paths.shown): escaped, so any name is safe to report
+    path: str  # escaped (paths.escaped), so any name is safe to report
     error: str
 
 
@@ -176,7 +176,7 @@ class _Run:
             log.warning("%s kept its last indexed version: %s", shown(path), error)
         else:
             log.warning("%s is not indexed: %s", shown(path), error)
-        self.report.failed.append(FailedFile(path=shown(path), error=error))
+        self.report.failed.append(FailedFile(path=escaped(path), error=error))
 
 
 class Syncer:
