@@ -30,12 +30,14 @@ from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.folder_copy import FolderCopy
+from ragdown.indexing.folder_copy import COPY_NAME, FolderCopy
 from ragdown.indexing.location import IndexLocation
-from ragdown.indexing.store import ChunkStore, set_cache_limits
+from ragdown.indexing.meta import META_FILE
+from ragdown.indexing.store import LANCE_DIR, ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
 from ragdown.memory import release_free_memory
+from ragdown.modes import make_private_dir, tighten, tighten_tree
 from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
@@ -55,6 +57,16 @@ def index_location(data_dir: Path, settings: ServerSettings) -> IndexLocation:
     """Where the index lives: `RAGDOWN_INDEX_URI`, else the data dir
     (docs/design.md#index-on-object-storage)."""
     return IndexLocation(data_dir, settings.index_uri, settings.index_refresh_seconds)
+
+
+def keep_private(data_dir: Path) -> None:
+    """The data dir and the index's files in it are the owner's only, those an older release left
+    readable included (docs/security.md#tenants): it holds every folder's text."""
+    make_private_dir(data_dir)
+    tighten(data_dir)
+    for entry in data_dir.iterdir():
+        if entry.name.startswith(LANCE_DIR) or entry.name in (META_FILE, COPY_NAME):
+            tighten_tree(entry)
 
 
 class Engine:
@@ -79,6 +91,8 @@ class Engine:
         file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
         self.docs_dir = check_docs_dir(docs_dir)
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
+        if writable:
+            keep_private(self.data_dir)
         self.settings = settings or ServerSettings()
         self.watch = self.settings.watch if watch is None else watch
         self.policy = policy or SearchPolicy(

@@ -160,6 +160,16 @@ def test_shown_escapes_controls_and_cuts_long_paths() -> None:
     assert shown("x" * 500) == "x" * 120 + "… (500 characters)"
 
 
+def test_a_path_that_is_not_utf8_is_refused_with_its_bytes_shown(root: Path) -> None:
+    """docs/security.md#tenants: the name Python gives a file named with the byte 0xff (`\\udcff`) is
+    refused as such, not as a control character, and the message is UTF-8 text."""
+    for path, shown_as in (("ops/bad\udcffname.md", "ops/bad\\xffname.md"), ("a\ud800.md", "a\\ud800.md")):
+        message = str(refusal(root, path))
+        assert message == f"path is not UTF-8; rename the file to a UTF-8 name: {shown_as}"
+        message.encode("utf-8")
+    assert shown("caf\udce9/x.md") == "caf\\xe9/x.md"
+
+
 def test_a_path_must_be_a_string() -> None:
     with pytest.raises(Refusal, match="path must be a string"):
         check_path(5, markdown_only=True)  # type: ignore[arg-type]

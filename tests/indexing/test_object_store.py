@@ -5,6 +5,8 @@ bound, and follows a full rebuild's switch; leftovers and old tables are removed
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -222,6 +224,44 @@ def test_the_folder_copy_follows_additions_changes_and_removals(
     assert (target / "ops/cache.md").read_text(encoding="utf-8").endswith("rewritten.")
     assert not (target / "ops/old.md").exists()
     assert (target / "ops/new.md").exists()
+
+
+def test_a_name_that_is_not_utf8_is_neither_indexed_nor_copied(
+    open_engine: Callable[..., Engine], write: WriteDoc, docs: Path, tmp_path: Path, index_uri: str
+) -> None:
+    """docs/security.md#tenants: the sync reports it, and the copy of the folder leaves it out."""
+    from ragdown.indexing.folder_copy import FolderCopy
+
+    write("ops/cache.md", "# Cache\nRedis eviction policy.")
+    for relative in (b"ops/bad\xffname.md", b"bad\xfc/.ragdown.json", b"bad\xfc/x.md"):
+        path = os.fsencode(docs) + b"/" + relative
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as file:
+            file.write(b"# Bad\n")
+    primary = open_engine()
+    report = primary.sync()
+    assert sorted(f.path for f in report.failed) == ["bad\\xfc/x.md", "ops/bad\\xffname.md"]
+    target = tmp_path / "copy"
+    FolderCopy(IndexLocation(tmp_path / "elsewhere", index_uri, REFRESH_S)).restore(target)
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()) == ["ops/cache.md"]
+
+
+def test_a_readers_copy_of_the_folder_is_its_owners_only(
+    open_engine: Callable[..., Engine], write: WriteDoc, tmp_path: Path, index_uri: str
+) -> None:
+    """docs/security.md#tenants: the copy holds every folder's text, under the reader's data dir."""
+    from ragdown.indexing.folder_copy import FolderCopy
+
+    write("ops/db/vacuum.md", "# Vacuum\nNightly.")
+    open_engine().sync()
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / "reader" / "folder"
+        FolderCopy(IndexLocation(tmp_path / "elsewhere", index_uri, REFRESH_S)).restore(target)
+    finally:
+        os.umask(old)
+    modes = {str(p.relative_to(target)): stat.S_IMODE(p.stat().st_mode) for p in [target, *target.rglob("*")]}
+    assert modes == {".": 0o700, "ops": 0o700, "ops/db": 0o700, "ops/db/vacuum.md": 0o600}
 
 
 def test_a_copied_path_the_path_rule_refuses_is_never_written(

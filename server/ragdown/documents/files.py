@@ -6,6 +6,10 @@ level — even one swapped in a moment ago — ends the walk instead of leading 
 last name is then read, created, renamed or removed relative to its parent's descriptor. Only the
 `Root.base` (the docs dir, resolved once at start) is trusted as a path.
 
+A new document or folder gets the mode the umask gives (`modes.documents_umask`), even while the
+index's writes hold the process's umask at 077; below a `private` root (the server's own copy of a
+folder) everything new is the owner's only (docs/security.md#tenants).
+
 Writes to one file are linearizable (`update`): a stripe lock serialises this process's threads and
 flock(2) on the file serialises processes (and threads on NFS, where flock is per process); once the
 lock is granted the name is checked to still be that file, so a writer that waited while another
@@ -33,6 +37,7 @@ from typing import Final
 
 from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
 from ragdown.errors import Refusal
+from ragdown.modes import PRIVATE_DIR, PRIVATE_FILE, PRIVATE_UMASK, documents_umask
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +65,11 @@ class NotAFileError(Refusal):
 @dataclass(frozen=True)
 class Root:
     """Where a caller's paths start: a trusted directory and the parts below it (a folder, a subfolder
-    scope), which are walked like any other path."""
+    scope), which are walked like any other path. `private`: what is created below it is 0600/0700."""
 
     base: Path
     parts: tuple[str, ...] = ()
+    private: bool = False
 
     @classmethod
     def at(cls, path: Path | str | Root) -> Root:
@@ -71,7 +77,16 @@ class Root:
         return path if isinstance(path, Root) else cls(Path(os.path.realpath(path)))
 
     def child(self, *parts: str) -> Root:
-        return Root(self.base, (*self.parts, *parts))
+        return Root(self.base, (*self.parts, *parts), self.private)
+
+    def file_mode(self, mode: int | None) -> int | None:
+        """The exact mode a file created below gets: `mode`, 0600 below a private root, else None
+        (what the umask gives, `_write_new`)."""
+        return PRIVATE_FILE if mode is None and self.private else mode
+
+    def dir_mode(self) -> int:
+        """The mode a folder created below gets."""
+        return PRIVATE_DIR if self.private else 0o777 & ~documents_umask()
 
     @property
     def path(self) -> Path:
@@ -93,6 +108,32 @@ def _one_name(name: str) -> str:
     return name
 
 
+def _made_with(fd: int, wanted: int) -> None:
+    """Give a file or folder just made the permission bits `wanted` when the umask left it the
+    owner's only (another thread's index write held it at 077); its other bits (setgid) stay."""
+    current = stat.S_IMODE(os.fstat(fd).st_mode)
+    if current & 0o777 != wanted and current & 0o777 == wanted & ~PRIVATE_UMASK:
+        with contextlib.suppress(OSError):  # a filesystem with fixed modes
+            os.fchmod(fd, (current & ~0o777) | wanted)
+
+
+def _make_dir(parent: int, name: str, mode: int) -> bool:
+    """Make the folder `name` with `mode`; False when the name is taken."""
+    try:
+        os.mkdir(name, mode, dir_fd=parent)
+    except FileExistsError:
+        return False
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError:  # swapped or removed at once: whoever opens it next finds out
+        return True
+    try:
+        _made_with(fd, mode)
+    finally:
+        os.close(fd)
+    return True
+
+
 def _not_a_folder(display: str) -> NotAFolderError:
     return NotAFolderError(400, f"{NOT_A_FOLDER}: {shown(display)}")
 
@@ -108,8 +149,7 @@ def _open_dirs(root: Root, parts: Sequence[str], *, create: bool = False, displa
             except FileNotFoundError:
                 if not create:
                     raise
-                with contextlib.suppress(FileExistsError):  # made by someone else meanwhile: fine
-                    os.mkdir(name, 0o777, dir_fd=fd)
+                _make_dir(fd, name, root.dir_mode())  # or made by someone else meanwhile: fine
                 following = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
@@ -268,14 +308,18 @@ def _fsync_dir(fd: int) -> None:
 
 
 def _write_new(parent: int, name: str, data: bytes, mode: int | None) -> None:
-    """Create `name` exclusively with `data`, synced: the exact `mode`, or the umask's; removed again
-    if anything fails. FileExistsError when the name is taken."""
+    """Create `name` exclusively with `data`, synced: the exact `mode`, or the umask's (as it is
+    outside the index's writes); removed again if anything fails. FileExistsError when the name is
+    taken."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(name, flags, 0o600 if mode is not None else 0o666, dir_fd=parent)
+    default = 0o666 & ~documents_umask() if mode is None else 0o600
+    fd = os.open(name, flags, default, dir_fd=parent)
     try:
         try:
             if mode is not None:
                 os.fchmod(fd, mode)  # the exact bits, whatever the umask
+            else:
+                _made_with(fd, default)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -419,8 +463,8 @@ def update(
     `change(current)` sees the bytes (None: no file) while the file is locked and returns the new
     bytes, `DELETE`, or None to leave it; it may raise to refuse, and then nothing is written. It is
     called again if a file it meant to create was created by someone else first (it then sees theirs),
-    so it must only compute. Missing folders are made for a new file; a new file gets `mode` (or the
-    umask's) and a replaced one keeps its own.
+    so it must only compute. Missing folders are made for a new file; a new file gets `mode` (or
+    `Root.file_mode`'s) and a replaced one keeps its own.
     """
     shown_as = display or "/".join(parts)
     for _attempt in range(UPDATE_ATTEMPTS):
@@ -440,11 +484,11 @@ def update(
                 if isinstance(new, Delete):
                     return Updated(None, None)
                 if held.parent is not None:
-                    created = _create(held.parent, held.name, new, mode)
+                    created = _create(held.parent, held.name, new, root.file_mode(mode))
                 else:
                     *dirs, _name = parts
                     with directory(root, dirs, create=True, display=shown_as) as parent:
-                        created = _create(parent, held.name, new, mode)
+                        created = _create(parent, held.name, new, root.file_mode(mode))
             except FileNotFoundError:
                 continue  # its folder was removed meanwhile (a recursive delete): decide again
             if created:
@@ -491,16 +535,14 @@ def create_file(
     """Create `root/parts` holding `data`, making missing folders; False when the name is taken."""
     *dirs, name = parts
     with directory(root, dirs, create=True, display=display or "/".join(parts)) as parent:
-        return _create(parent, _one_name(name), data, mode)
+        return _create(parent, _one_name(name), data, root.file_mode(mode))
 
 
 def make_dir(root: Root, parts: Sequence[str]) -> bool:
     """Make the directory `root/parts` (its parent must exist); False when the name is taken."""
     *dirs, name = parts
     with directory(root, dirs) as parent:
-        try:
-            os.mkdir(_one_name(name), 0o777, dir_fd=parent)
-        except FileExistsError:
+        if not _make_dir(parent, _one_name(name), root.dir_mode()):
             return False
         _fsync_dir(parent)
         return True

@@ -33,6 +33,7 @@ from ragdown.documents.paths import (
     MAX_PATH_BYTES,
     check_path,
     is_skipped_entry,
+    is_utf8,
     shown,
 )
 from ragdown.errors import Refusal
@@ -226,11 +227,13 @@ def _read_text(root: Root, path: str) -> tuple[bytes, str] | None:
 
 def folder_files(root: Root) -> tuple[list[str], list[str]]:
     """The folder's documents and attachments, skipping what the indexer skips
-    (docs/design.md#listing-files)."""
+    (docs/design.md#listing-files), and names that are not UTF-8: no link can name one."""
     documents: list[str] = []
     attachments: list[str] = []
     for parts, _info in files.walk_files(root, is_skipped_entry):
         path = "/".join(parts)
+        if not is_utf8(path):
+            continue
         (documents if MARKDOWN_RE.search(path) else attachments).append(path)
     return documents, attachments
 

@@ -1,8 +1,8 @@
 """The path rule (docs/security.md): what a path from outside may name, checked before any file opens.
 
 `check_path` is the lexical half, and the only way a caller's path becomes parts to open: relative,
-inside the scope after normalisation, no dot-part (nor a look-alike of one), no `node_modules`, no
-control character, each name at most 255 bytes and the whole at most 1,024. The physical half —
+inside the scope after normalisation, no dot-part (nor a look-alike of one), no `node_modules`, UTF-8,
+no control character, each name at most 255 bytes and the whole at most 1,024. The physical half —
 no symlink at any level, folders that are real folders — is `documents/files.py`, which opens every
 part one directory at a time. Together they are the one rule for every read and write.
 """
@@ -33,6 +33,7 @@ SKIPPED = "path names a folder or file the index skips"
 MARKDOWN_ONLY = "only Markdown files (.md, .markdown, .mdx) can be written"
 NOT_A_FOLDER = "a folder on the path is a file or a symlink"
 CONTROL = "path contains a control character"
+NOT_UTF8 = "path is not UTF-8"
 LOOK_ALIKE = "path names a look-alike of a dot or a slash"
 TOO_LONG = "path is too long"
 TOO_DEEP = "path is too deep"
@@ -55,6 +56,17 @@ def is_indexed_name(name: str) -> bool:
     return not is_skipped_entry(name) and not any(c in name for c in "/\\\0")
 
 
+def is_utf8(text: str) -> bool:
+    """`text` holds no lone surrogate. A name read from disk holds one for each byte that is not UTF-8
+    (Python's surrogateescape): such a name can be opened, but never stored in the index, sent as
+    JSON nor named by a client (docs/security.md#tenants)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_markdown(name: str) -> bool:
     return MARKDOWN_RE.search(name) is not None
 
@@ -74,18 +86,26 @@ def control_character(text: str) -> str | None:
     return next((char for char in text if _is_control(char)), None)
 
 
-def escape_controls(text: str) -> str:
-    """`text` with every control character, line or paragraph separator, bidi mark and lone
-    surrogate written as `\\uXXXX`: one line that cannot forge another line or reorder itself."""
-    return "".join(f"\\u{ord(c):04x}" if _is_control(c) else c for c in text)
+def _escaped(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":
+        return f"\\x{ord(char) - 0xDC00:02x}"  # a byte of a name that is not UTF-8, as the byte
+    if char in _BIDI or unicodedata.category(char) in _CONTROL_CATEGORIES:
+        return f"\\u{ord(char):04x}"
+    return char
+
+
+def escaped(path: str) -> str:
+    """`path` with control characters escaped (a byte of a name that is not UTF-8 as `\\xff`): always
+    UTF-8 text, on one line."""
+    return "".join(_escaped(c) for c in path)
 
 
 def shown(path: str) -> str:
-    """`path` as a message may repeat it: control characters escaped, at most SHOWN_CHARS kept."""
-    escaped = escape_controls(path)
-    if len(escaped) <= SHOWN_CHARS:
-        return escaped
-    return f"{escaped[:SHOWN_CHARS]}… ({len(path):,} characters)"
+    """`path` as a message may repeat it: `escaped`, at most SHOWN_CHARS kept."""
+    escaped_path = escaped(path)
+    if len(escaped_path) <= SHOWN_CHARS:
+        return escaped_path
+    return f"{escaped_path[:SHOWN_CHARS]}… ({len(path):,} characters)"
 
 
 def _looks_like_dot_or_slash(name: str) -> bool:
@@ -121,6 +141,8 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
     size = len(relative.encode("utf-8", "surrogatepass"))
     if size > MAX_PATH_BYTES:
         raise invalid(TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})")
+    if not is_utf8(relative):  # a lone surrogate: read from a disk name, or sent as a JSON `\udcff`
+        raise invalid(NOT_UTF8, "; rename the file to a UTF-8 name")
     char = control_character(relative)
     if char == "\0":
         raise invalid(SKIPPED)  # the spec's wording for a NUL (docs/documents.md#the-path-rule)

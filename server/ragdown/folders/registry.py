@@ -17,7 +17,13 @@ from typing import Any
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
-from ragdown.documents.paths import MAX_NAME_BYTES, control_character, is_markdown, is_skipped_entry
+from ragdown.documents.paths import (
+    MAX_NAME_BYTES,
+    control_character,
+    is_markdown,
+    is_skipped_entry,
+    is_utf8,
+)
 from ragdown.folders.config import FOLDER_CONFIG, read_json_object
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -112,7 +118,8 @@ def list_folders(docs_dir: Path) -> list[Folder]:
 
 
 def loose_markdown(docs: Path) -> list[str]:
-    """Markdown files at the top of the docs dir: they belong to no folder, so nothing serves them."""
+    """Markdown files at the top of the docs dir: they belong to no folder, so nothing serves them. A
+    name that is not UTF-8 is left out: no answer can carry it, nor a client name it."""
     try:
         entries = sorted(os.scandir(docs), key=lambda entry: entry.name)
     except OSError:
@@ -122,5 +129,6 @@ def loose_markdown(docs: Path) -> list[str]:
         for entry in entries
         if not is_skipped_entry(entry.name)
         and is_markdown(entry.name)
+        and is_utf8(entry.name)
         and entry.is_file(follow_symlinks=False)
     ]

@@ -27,13 +27,14 @@ import pyarrow as pa
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
-from ragdown.documents.paths import check_path, is_skipped_entry
+from ragdown.documents.paths import check_path, is_skipped_entry, is_utf8
 from ragdown.errors import RagdownError
 from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.indexing import store
 from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import IndexNotReadyError, sql_in
+from ragdown.modes import make_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,13 @@ _PATHS_PER_QUERY = 256
 
 
 def folder_files(docs_dir: Path) -> dict[str, bytes]:
-    """Every file a reader needs, by `/` path: the Markdown files and the settings files."""
+    """Every file a reader needs, by `/` path: the Markdown files and the settings files (none whose
+    path is not UTF-8: the table cannot hold it, and the index has no row for it)."""
     root = Root(docs_dir)
     wanted: list[tuple[str, ...]] = [tuple(path.split("/")) for path in list_markdown_files(docs_dir)]
     wanted += [(SERVER_CONFIG,), (FOLDER_CONFIG,)]
     for entry in files.scan(root):
-        if entry.is_dir and not is_skipped_entry(entry.name):
+        if entry.is_dir and not is_skipped_entry(entry.name) and is_utf8(entry.name):
             wanted.append((entry.name, FOLDER_CONFIG))
     found: dict[str, bytes] = {}
     for parts in wanted:
@@ -133,8 +135,8 @@ class FolderCopy:
             version = int(table.version)
             if version == self._restored_version:
                 return 0
-            target.mkdir(parents=True, exist_ok=True)
-            root = Root(target)
+            make_private_dir(target)
+            root = Root(target, private=True)  # every folder's text, in the data dir: owner-only
             held = self._hashes(table)
             wanted = sorted(p for p, h in held.items() if self._restored.get(p) != h)
             written = 0

@@ -31,6 +31,7 @@ from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.meta import IndexMeta, rebuild_reason
+from ragdown.modes import make_private_dir, private_files
 
 if TYPE_CHECKING:
     import lancedb
@@ -83,12 +84,13 @@ def connect(location: IndexLocation, name: str) -> Any:
     """The LanceDB database in the directory `name` under the index's location, read as fresh as
     the location promises, in the process's bounded session."""
     lancedb = import_lancedb()
-    return lancedb.connect(
-        location.table_uri(name),
-        read_consistency_interval=location.refresh,
-        storage_options=location.storage_options() or None,
-        session=lance_session(),
-    )
+    with private_files():  # connecting makes the directory
+        return lancedb.connect(
+            location.table_uri(name),
+            read_consistency_interval=location.refresh,
+            storage_options=location.storage_options() or None,
+            session=lance_session(),
+        )
 
 
 class IndexNotReadyError(UnavailableError, RuntimeError):
@@ -194,7 +196,7 @@ class ChunkStore:
         self.building = False
         self.previous: IndexMeta | None = None
         if writable and not self.location.remote:
-            self.location.data_dir.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.location.data_dir)
         recorded = self.location.read_meta(fresh=True)
         self.lance_dir = recorded.lance_dir if recorded else LANCE_DIR
         self.meta = meta.model_copy(update={"lance_dir": self.lance_dir})
@@ -229,10 +231,11 @@ class ChunkStore:
             self.lance_dir = f"{LANCE_DIR}-{uuid.uuid4().hex[:8]}"
             self.meta = self.meta.model_copy(update={"lance_dir": self.lance_dir})
             self.db = self._connect()
-        table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim), exist_ok=False)
         from lancedb.index import FTS
 
-        table.create_index("search_text", config=FTS())
+        with private_files():  # every folder's text: LanceDB writes it with the process's umask
+            table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim), exist_ok=False)
+            table.create_index("search_text", config=FTS())
         if not self.building:
             self.location.write_meta(self.meta)
         return table
@@ -414,7 +417,7 @@ class ChunkStore:
     def replace(self, paths: list[str], rows: pa.Table | None) -> None:
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
-        with self._lock:
+        with self._lock, private_files():
             if paths:
                 self.table.delete(sql_in("path", paths))
             if rows is not None and rows.num_rows:
@@ -423,7 +426,7 @@ class ChunkStore:
 
     def delete_all(self) -> None:
         self._require_writable()
-        with self._lock:
+        with self._lock, private_files():
             self.table.delete("true")
             self._forget_caches()
 
@@ -436,7 +439,7 @@ class ChunkStore:
         """Optimise (merges fragments, brings the FTS index up to date), drop versions older than 60 s,
         and build the vector index once the table is large enough for it to pay."""
         self._require_writable()
-        with self._lock:
+        with self._lock, private_files():
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
                 "vector" in columns for columns in self.list_index_columns()

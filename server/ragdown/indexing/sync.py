@@ -22,9 +22,10 @@ from pydantic import BaseModel, Field
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.metadata import parse_document, supersedes_boundary
+from ragdown.documents.paths import escaped, shown
 from ragdown.errors import Refusal
 from ragdown.indexing.embedders.base import Embedder
-from ragdown.indexing.listing import FileStat, list_markdown_files
+from ragdown.indexing.listing import FileStat, markdown_listing
 from ragdown.indexing.rows import PendingFile, build_rows
 from ragdown.indexing.store import ChunkStore, FileState
 from ragdown.indexing.vector_cache import VectorCache
@@ -32,10 +33,13 @@ from ragdown.indexing.vector_cache import VectorCache
 log = logging.getLogger(__name__)
 
 FLUSH_CHUNKS = 256
+# Why a file whose name (or a folder's above it) is not UTF-8 is never indexed: no row, JSON answer
+# or client can carry such a name (docs/security.md#tenants).
+NOT_UTF8 = "the file name is not UTF-8; rename it"
 
 
 class FailedFile(BaseModel):
-    path: str
+    path: str  # escaped (paths.escaped), so any name is safe to report
     error: str
 
 
@@ -166,9 +170,13 @@ class _Run:
                 self.fail(pending.doc.path, f"cannot embed: {error}")
         return kept, np.concatenate(parts) if parts else np.zeros((0, embedder.dim), dtype=np.float32)
 
-    def fail(self, path: str, error: str) -> None:
-        log.warning("%s kept its last indexed version: %s", path, error)
-        self.report.failed.append(FailedFile(path=path, error=error))
+    def fail(self, path: str, error: str, *, indexed: bool = True) -> None:
+        """Report `path` as failed; `indexed`: its last indexed version, if any, stays searchable."""
+        if indexed:
+            log.warning("%s kept its last indexed version: %s", shown(path), error)
+        else:
+            log.warning("%s is not indexed: %s", shown(path), error)
+        self.report.failed.append(FailedFile(path=escaped(path), error=error))
 
 
 class Syncer:
@@ -251,9 +259,12 @@ class Syncer:
         if full:
             self.store.delete_all()
         indexed = self.store.files()
-        on_disk = list_markdown_files(self.root, folders_only=self.folders_only)
+        listing = markdown_listing(self.root, folders_only=self.folders_only)
+        on_disk = listing.files
         run = _Run(self, len(on_disk), progress)
         self._current = run
+        for path in listing.not_utf8:
+            run.fail(path, NOT_UTF8, indexed=False)
         run.removed = [path for path in indexed if path not in on_disk]
         for path, stat in sorted(on_disk.items()):
             run.files_done += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -13,6 +14,9 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.75
 POLL_INTERVAL_S = 60.0
+# A watch that ran this long before it failed was working: it failed on one batch of events (the
+# watcher cannot report a name that is not UTF-8), so it starts again at once.
+WATCH_HELD_S = 5.0
 
 
 def wants_sync(root: Path, changed: str) -> bool:
@@ -29,7 +33,8 @@ def wants_sync(root: Path, changed: str) -> bool:
 
 
 class FolderWatcher:
-    """Calls `on_change` 750 ms after the last relevant event; polls every 60 s if watching fails."""
+    """Calls `on_change` 750 ms after the last relevant event; while watching fails, at each try to
+    watch again (docs/design.md#watcher)."""
 
     def __init__(
         self,
@@ -76,24 +81,32 @@ class FolderWatcher:
             log.exception("a sync after a file change failed")
 
     def _watch(self) -> None:
+        """Watch until stopped. After a failure, sync (the failed batch is lost) and watch again: at
+        once after a watch that held, else after a wait that doubles up to the polling interval, so
+        a folder that cannot be watched is synced on that timer."""
         from watchfiles import watch
 
-        try:
-            for changes in watch(
-                self.root, stop_event=self._stop, debounce=100, step=20, raise_interrupt=False
-            ):
-                if any(wants_sync(self.root, changed) for _, changed in changes):
-                    self._schedule()
-        except Exception as error:
-            log.warning(
-                "watching %s failed (%s); syncing every %.0f s instead",
-                self.root,
-                error,
-                self.poll_interval_s,
-            )
-            self._poll()
-
-    def _poll(self) -> None:
-        self.polling = True
-        while not self._stop.wait(self.poll_interval_s):
-            self._fire()
+        retry_s = 0.0
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                for changes in watch(
+                    self.root, stop_event=self._stop, debounce=100, step=20, raise_interrupt=False
+                ):
+                    self.polling = False
+                    if any(wants_sync(self.root, changed) for _, changed in changes):
+                        self._schedule()
+                return
+            except Exception as error:
+                held = time.monotonic() - started >= WATCH_HELD_S
+                retry_s = 0.0 if held else min(max(2 * retry_s, 1.0), self.poll_interval_s)
+                self.polling = not held
+                log.warning(
+                    "watching %s failed (%s); syncing and watching again in %.1f s",
+                    self.root,
+                    error,
+                    retry_s,
+                )
+                if self._stop.wait(retry_s):
+                    return
+                self._fire()

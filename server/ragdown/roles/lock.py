@@ -11,6 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from ragdown.modes import make_private_dir
+
 LOCK_NAME = "primary.lock"
 SOCKET_NAME = "primary.sock"
 
@@ -29,7 +31,7 @@ class PrimaryLock:
         """Take the lock if nobody holds it; True when this process is now the primary."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragdown.modes import make_private_dir
+
 if TYPE_CHECKING:  # `ragdown tail-log` imports this module and must not load LanceDB
     from ragdown.search.hybrid import Hit
 
@@ -71,7 +73,7 @@ class QueryLog:
         data = (line + "\n").encode("utf-8")
         try:
             with self._lock:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_dir(self.path.parent)
                 try:
                     size = self.path.stat().st_size
                 except FileNotFoundError:

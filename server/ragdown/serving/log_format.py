@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from ragdown.documents.paths import escape_controls
+from ragdown.documents.paths import escaped
 
 FORMAT = "%(levelname)s %(name)s: %(message)s"
 CONTINUATION = "\n    "
@@ -19,12 +19,12 @@ CONTINUATION = "\n    "
 
 class OneRecordFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        message = escape_controls(record.getMessage())
+        message = escaped(record.getMessage())
         safe = logging.makeLogRecord({**record.__dict__, "msg": message, "args": None})
         head, _, rest = super().format(safe).partition("\n")
         if not rest:
             return head
-        return head + "".join(CONTINUATION + escape_controls(line) for line in rest.split("\n"))
+        return head + "".join(CONTINUATION + escaped(line) for line in rest.split("\n"))
 
 
 def configure_logging(verbose: bool) -> None:
