@@ -1,8 +1,10 @@
-"""Documents written to attack the web UI's API (issue 26, docs/security.md#tenants), over real
-HTTP: a document too big to render (item 11)."""
+"""Documents written to attack the web UI and its API (issue 26, docs/security.md#tenants), over real
+HTTP: a heading whose id is the page's own (item 9) and a document too big to render (11). The
+browser half of the first is tests/web/test_browser_attacks.py."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -16,6 +18,18 @@ from tests.serving.conftest import ADMIN_TOKEN, Served, folder_docs, make_served
 def http(served: Served) -> Iterator[httpx.Client]:  # noqa: F811
     with httpx.Client(base_url=served.url, timeout=60) as client:
         yield client
+
+
+def test_a_heading_cannot_take_an_id_of_the_page(served: Served, http: httpx.Client) -> None:  # noqa: F811
+    (served.docs / "ops" / "clash.md").write_text("# Dialog\n\n## Toast\n\n## Main\n", encoding="utf-8")
+    page_ids = set(re.findall(r'\bid="([^"]+)"', http.get("/").text))
+    assert {"dialog", "toast", "main"} <= page_ids
+    rendered = http.get(
+        "/api/render", params={"path": "ops/clash.md"}, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    ).json()
+    document_ids = set(re.findall(r'\bid="([^"]+)"', rendered["html"]))
+    assert document_ids == {"user-content-dialog", "user-content-toast", "user-content-main"}
+    assert not document_ids & page_ids
 
 
 @pytest.mark.parametrize("route", ["/api/doc", "/api/render"])

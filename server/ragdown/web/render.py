@@ -39,7 +39,7 @@ from ragdown.documents.tags import normalise_tag
 class Heading:
     level: int  # 1-6
     text: str  # plain text, markup dropped
-    id: str  # slug, unique within the document
+    id: str  # slug, unique within the document; the element's id is ID_PREFIX + slug
     line: int  # 1-based line in the original text, front matter counted
 
 
@@ -438,6 +438,20 @@ def _relative_url(url: str) -> str | None:
     return url if url.startswith("#") else None
 
 
+# Every id the document carries, and every in-page link to one, starts with this, so a heading
+# `## Dialog` or a footnote can never take an id of the page around it (docs/web.md#rendering).
+ID_PREFIX = "user-content-"
+
+
+def _prefixed(tag: str, attribute: str, value: str) -> str:
+    """The sanitizer's last word on each kept attribute: ids and in-page fragments get the prefix."""
+    if attribute == "id":
+        return ID_PREFIX + value
+    if attribute == "href" and value.startswith("#") and not value.startswith("#/"):
+        return "#" + ID_PREFIX + value[1:]
+    return value
+
+
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     clean_content_tags={"script", "style"},
@@ -449,6 +463,7 @@ _CLEANER = nh3.Cleaner(
     allowed_classes=ALLOWED_CLASSES,
     filter_style_properties={"text-align"},  # table column alignment only
     url_relative=_relative_url,
+    attribute_filter=_prefixed,
 )
 
 

@@ -3,6 +3,8 @@
 "use strict";
 
 const TOKEN_KEY = "ragdown-token";
+// Every id in a rendered document starts with this (web/render.py), so none can take the page's own.
+const ID_PREFIX = "user-content-";
 const $ = (selector, root = document) => root.querySelector(selector);
 const state = { folders: [], docs: new Map(), folder: null, dirty: false };
 
@@ -390,14 +392,42 @@ async function loadImages(root) {
   }
 }
 
+// The element a heading anchor names: `restore` (as links and URLs write it) or its prefixed id.
+function anchored(root, anchor) {
+  const id = anchor.startsWith(ID_PREFIX) ? anchor : ID_PREFIX + anchor;
+  return root.querySelector(`[id="${CSS.escape(id)}"]`);
+}
+
+// In-page links (`#restore`, footnotes) move within the document, not through the router: the URL
+// becomes the document's own with the anchor, so it can be bookmarked.
+function followAnchors(root, path) {
+  root.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#']");
+    const href = link && link.getAttribute("href");
+    if (!href || href.startsWith("#/")) return;
+    event.preventDefault();
+    let anchor = href.slice(1);
+    try {
+      anchor = decodeURIComponent(anchor);
+    } catch {
+      // a stray `%`: the anchor as written
+    }
+    const bare = anchor.startsWith(ID_PREFIX) ? anchor.slice(ID_PREFIX.length) : anchor;
+    history.replaceState(null, "", docHref(path, `#${encodeURIComponent(bare)}`));
+    shownHash = location.hash;
+    jumpTo(root, null, bare);
+  });
+}
+
 function jumpTo(root, line, anchor) {
-  let target = anchor ? root.querySelector(`[id="${CSS.escape(anchor)}"]`) : null;
+  let target = anchor ? anchored(root, anchor) : null;
   if (!target && line) {
     for (const node of root.querySelectorAll("[data-line]")) {
       if (Number(node.dataset.line) <= line) target = node;
     }
   }
   if (target) {
+    for (const marked of root.querySelectorAll(".target")) marked.classList.remove("target");
     target.scrollIntoView({ block: "start" });
     target.classList.add("target");
     setTimeout(() => target.classList.remove("target"), 2500);
@@ -434,6 +464,7 @@ async function docPage(path, anchor, line) {
       links.length ? h("ul", {}, links) : h("p", { class: "empty" }, "Nothing links here yet.")),
   );
   await loadImages(body);
+  followAnchors(body, path);
   jumpTo(body, line, anchor);
 }
 
@@ -775,7 +806,13 @@ function parse() {
   const [pathPart, anchor] = raw.split("#");
   const [path, query] = pathPart.split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return { parts, params: new URLSearchParams(query || ""), anchor: anchor || null };
+  let decoded = anchor || null;
+  try {
+    decoded = decoded && decodeURIComponent(decoded);
+  } catch {
+    // a stray `%`: the anchor as written
+  }
+  return { parts, params: new URLSearchParams(query || ""), anchor: decoded };
 }
 
 async function route() {
