@@ -1,6 +1,7 @@
 """Documents written to attack the web UI and its API (issue 26, docs/security.md#tenants), over real
-HTTP: a heading whose id is the page's own (item 9) and a document too big to render (11). The
-browser half of the first is tests/web/test_browser_attacks.py."""
+HTTP: an SVG whose script goes for the admin credential (item 3), a heading whose id is the page's
+own (9), and a document too big to render (11). The browser half of the first two is
+tests/web/test_browser_attacks.py."""
 
 from __future__ import annotations
 
@@ -11,13 +12,67 @@ import httpx
 import pytest
 
 from ragdown.serving.docs_api import MAX_DOC_BYTES
+from ragdown.serving.sessions import COOKIE
 from tests.serving.conftest import ADMIN_TOKEN, Served, folder_docs, make_served, served  # noqa: F401
+
+# The script marks the SVG when it runs, with the credential it could read, then with the answer
+# /api/folders gave it; the marks are read from the DOM, which any script-free look can do.
+EVIL_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="
+  var root = document.documentElement;
+  var stolen = '';
+  try { stolen = (localStorage.getItem('ragdown-token') || '') + document.cookie; } catch (e) {}
+  root.setAttribute('data-ran', '1');
+  root.setAttribute('data-credential', stolen);
+  fetch('/api/folders', {headers: stolen ? {Authorization: 'Bearer ' + stolen} : {}})
+    .then(function (r) { root.setAttribute('data-status', String(r.status)); })
+    .catch(function () { root.setAttribute('data-status', 'refused'); });
+"><rect width="10" height="10" fill="red"/></svg>
+"""
 
 
 @pytest.fixture
 def http(served: Served) -> Iterator[httpx.Client]:  # noqa: F811
     with httpx.Client(base_url=served.url, timeout=60) as client:
         yield client
+
+
+def session(http: httpx.Client) -> str:
+    signed = http.post("/api/session", json={"token": ADMIN_TOKEN})
+    assert signed.status_code == 200
+    value = signed.cookies[COOKIE]
+    http.cookies.clear()
+    return value
+
+
+def test_an_svgs_script_finds_no_credential_and_its_api_call_is_refused(
+    served: Served,  # noqa: F811
+    http: httpx.Client,
+) -> None:
+    (served.docs / "ops" / "evil.svg").write_text(EVIL_SVG, encoding="utf-8")
+    value = session(http)
+    cookie = {"Cookie": f"{COOKIE}={value}"}
+    # Signing in hands the browser an id no script can read, never the token.
+    page = http.get("/")
+    assert "blob:" not in page.headers["content-security-policy"]  # nothing is re-hosted here
+    script = http.get("/ui/app.js").text
+    assert "localStorage.setItem" not in script
+    assert "createObjectURL" not in script
+    # The SVG itself, opened top-level or as an image: sandboxed (no script runs), never sniffed.
+    svg = http.get("/api/file", params={"path": "ops/evil.svg"}, headers=cookie)
+    assert svg.status_code == 200
+    assert svg.headers["content-type"] == "image/svg+xml"
+    policy = svg.headers["content-security-policy"]
+    assert "sandbox" in policy
+    assert "allow-scripts" not in policy
+    assert svg.headers["x-content-type-options"] == "nosniff"
+    # Were its script to run, its fetch would come from an opaque origin ("null") or another site.
+    for headers in ({"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "http://evil.example"}):
+        stolen = http.get("/api/folders", headers={**cookie, **headers})
+        assert stolen.status_code == 403, headers
+        assert "ops" not in stolen.text
+        made = http.post("/api/folders", json={"name": "stolen"}, headers={**cookie, **headers})
+        assert made.status_code == 403, headers
+    assert not (served.docs / "stolen").exists()
 
 
 def test_a_heading_cannot_take_an_id_of_the_page(served: Served, http: httpx.Client) -> None:  # noqa: F811

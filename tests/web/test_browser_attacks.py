@@ -1,5 +1,6 @@
 """Documents written to attack the web UI that shows them (issue 26, docs/security.md#tenants), in
-headless Chromium against a real server: a document whose heading ids are the page's own."""
+headless Chromium against a real server: an SVG whose script goes for the admin credential, and a
+document whose heading ids are the page's own."""
 
 from __future__ import annotations
 
@@ -8,10 +9,43 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.serving.conftest import Served
+from tests.security.test_hostile_documents import EVIL_SVG
+from tests.serving.conftest import ADMIN_TOKEN, Served
 from tests.web.conftest import sign_in
 
 pytestmark = pytest.mark.slow
+
+
+def test_an_svg_in_a_folder_cannot_take_the_admin_credential(page: Page, served: Served) -> None:
+    (served.docs / "ops" / "evil.svg").write_text(EVIL_SVG, encoding="utf-8")
+    (served.docs / "ops" / "pictures.md").write_text(
+        "# Pictures\n\n![[evil.svg]]\n\nThe [same picture](evil.svg) as a file.\n", encoding="utf-8"
+    )
+    sign_in(page)
+    page.goto("/#/doc/ops/pictures.md")
+    image = page.locator("article.doc img")
+    expect(image).to_have_attribute("src", re.compile("."))
+    page.wait_for_function("document.querySelector('article.doc img').complete")
+    assert page.evaluate("document.querySelector('article.doc img').naturalWidth") == 10
+    opened_as = [image.evaluate("img => img.src")]
+    link = page.locator("article.doc a.attachment")
+    opened_as.append(link.evaluate("a => a.href"))
+    for url in opened_as:
+        # Opened top-level, as "open image in new tab" or the link would.
+        tab = page.context.new_page()
+        tab.goto(url)
+        svg = tab.locator("svg")
+        expect(svg).to_have_count(1)
+        if svg.get_attribute("data-ran"):
+            # It ran: it must have found nothing to steal, and been refused.
+            expect(svg).to_have_attribute("data-status", re.compile("."))
+            assert ADMIN_TOKEN not in (svg.get_attribute("data-credential") or ""), url
+            assert svg.get_attribute("data-status") != "200", url
+        tab.close()
+        assert not url.startswith("blob:"), "a folder's file was re-hosted on the app's origin"
+    # Nothing any script on this origin could read holds the credential.
+    assert page.evaluate("JSON.stringify(localStorage)") == "{}"
+    assert page.evaluate("document.cookie") == ""
 
 
 # Ids the page's own elements carry (index.html, app.js): a heading slug of each.
