@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents.links import LinkIndex, resolve_markdown_link, resolve_wikilink
-from ragdown.web.render import Heading, Rendered, render_markdown
+from ragdown.web.render import Heading, Rendered, Slugs, render_markdown
 
 FOLDER = "ops"
 CURRENT = "sub/current.md"
@@ -389,6 +389,28 @@ def test_every_id_the_document_carries_is_prefixed_and_so_are_in_page_links() ->
     routed = html("[[#Dialog]] [x](https://example.org/#dialog)")
     assert 'href="#/doc/ops/' in routed
     assert 'href="https://example.org/#dialog"' in routed
+
+
+def test_repeated_headings_cost_work_in_proportion_to_their_number() -> None:
+    """A 4 MiB document of `## Section` headings took minutes: each repeat searched `section-1`,
+    `section-2`, … from the start. Work done at 4× the headings must be about 4×, not 16×."""
+
+    def work(n: int) -> int:
+        slugs = Slugs()
+        names = [slugs.unique(slug) for slug in ["section"] * n + ["section-3", "section"] + ["a-1", "a"] * n]
+        assert len(set(names)) == len(names)
+        return slugs.tried
+
+    assert work(4000) <= 4 * work(1000) + 8
+    first = Slugs()
+    assert [first.unique(s) for s in ("a", "a-1", "a", "a", "a-3", "a")] == [
+        "a",
+        "a-1",
+        "a-2",
+        "a-3",
+        "a-3-1",
+        "a-4",
+    ]
 
 
 def test_top_level_blocks_carry_their_first_line() -> None:
