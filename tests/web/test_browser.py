@@ -22,7 +22,7 @@ def test_a_wrong_token_is_refused_and_the_right_one_shows_the_folders(page: Page
     page.goto("/")
     page.get_by_label("Admin token").fill("not-the-token")
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("alert")).to_contain_text("token")
+    expect(page.get_by_role("alert")).to_contain_text("not the admin token")
     sign_in(page)
     main = page.locator("main")
     expect(main.get_by_role("link", name="Ops runbooks")).to_be_visible()
@@ -160,7 +160,9 @@ def test_upload_and_an_image_that_loads_through_the_api(page: Page, served: Serv
     assert (served.docs / "ops" / "diagram.md").read_text(encoding="utf-8") == "# Diagram\n\n![[dot.png]]\n"
     page.locator("#side").get_by_role("link", name="Diagram").click()
     image = page.locator("article.doc img")
-    expect(image).to_have_attribute("src", re.compile("^blob:"))
+    # Straight from the API (the session cookie goes along), never re-hosted as a blob: URL.
+    expect(image).to_have_attribute("src", "/api/file?path=ops%2Fdot.png")
+    page.wait_for_function("document.querySelector('article.doc img').complete")
     assert page.evaluate("document.querySelector('article.doc img').naturalWidth") == 1
 
 
@@ -215,6 +217,25 @@ def test_settings_show_usage_and_change_a_folder(page: Page, make_served: object
     assert served.engine.settings.text_limit == 2000
     page.get_by_role("heading", name="Usage").scroll_into_view_if_needed()
     page.screenshot(path=shots / "settings.png")
+
+
+def test_a_session_survives_a_reload_and_signing_out_ends_it(page: Page, served: Served) -> None:
+    page.goto("/")
+    page.evaluate("localStorage.setItem('ragdown-token', 'kept by an older page')")
+    page.reload()
+    assert page.evaluate("JSON.stringify(localStorage)") == "{}"  # an old page's token is removed
+    sign_in(page)
+    (cookie,) = page.context.cookies()
+    assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/api")
+    page.reload()
+    expect(page.get_by_role("heading", level=1, name="Folders")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("Admin token")).to_be_visible()
+    assert page.context.cookies() == []
+    # The old cookie, put back by hand, no longer signs anyone in: the server ended the session.
+    page.context.add_cookies([cookie])
+    page.goto("/#/settings")
+    expect(page.get_by_label("Admin token")).to_be_visible()
 
 
 def test_a_phone_in_dark_mode_reads_a_document(browser: object, served: Served, shots: Path) -> None:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents.links import LinkIndex, resolve_markdown_link, resolve_wikilink
-from ragdown.web.render import Heading, Rendered, render_markdown
+from ragdown.web.render import Heading, Rendered, Slugs, render_markdown
 
 FOLDER = "ops"
 CURRENT = "sub/current.md"
@@ -235,7 +235,8 @@ def test_external_links_open_in_a_new_tab_mailto_and_fragments_stay() -> None:
     assert (
         body("[m](mailto:a@example.org)") == '<a href="mailto:a@example.org" rel="noopener noreferrer">m</a>'
     )
-    assert body("[f](#setup)") == '<a href="#setup" rel="noopener noreferrer">f</a>'
+    # An in-page fragment points at the prefixed id its heading carries.
+    assert body("[f](#setup)") == '<a href="#user-content-setup" rel="noopener noreferrer">f</a>'
 
 
 @pytest.mark.parametrize(
@@ -294,7 +295,7 @@ def test_braces_that_are_no_attribute_block_stay_in_the_heading() -> None:
 def test_a_link_reference_definition_is_no_tag() -> None:
     out = html("See [summary].\n\n[summary]: #summary\n[other]: #other 'Other'")
     assert 'class="tag"' not in out
-    assert '<a href="#summary" rel="noopener noreferrer">summary</a>' in out
+    assert '<a href="#user-content-summary" rel="noopener noreferrer">summary</a>' in out
 
 
 def test_the_folder_and_tag_are_encoded_in_the_route() -> None:
@@ -347,13 +348,69 @@ def test_headings_have_unique_slugs_and_the_file_lines() -> None:
         Heading(2, "Intro again", "intro-again", 16),
         Heading(2, "Setext code note", "setext-code-note", 26),
     ]
-    assert '<h1 data-line="6" id="intro">Intro</h1>' in out.html
-    assert '<h2 data-line="11" id="intro-1">Intro</h2>' in out.html
+    assert '<h1 data-line="6" id="user-content-intro">Intro</h1>' in out.html
+    assert '<h2 data-line="11" id="user-content-intro-1">Intro</h2>' in out.html
 
 
 def test_repeated_slugs_skip_ids_already_taken() -> None:
     out = render("# a\n\n# a-1\n\n# a\n\n# !!!")
     assert [h.id for h in out.headings] == ["a", "a-1", "a-2", "section"]
+
+
+# The web UI's own ids (server/ragdown/web/static/index.html and app.js): a document must take none.
+UI_IDS = (
+    "dialog",
+    "dialog-form",
+    "toast",
+    "main",
+    "side",
+    "search-form",
+    "search-input",
+    "sign-out",
+    "token",
+)
+
+
+def test_every_id_the_document_carries_is_prefixed_and_so_are_in_page_links() -> None:
+    """`## Dialog` once became `id="dialog"`, taking the page's own dialog (issue 26, item 9)."""
+    text = "\n\n".join(f"## {name.replace('-', ' ').title()}" for name in UI_IDS)
+    text += "\n\n## Toast\n\nSee [the dialog](#dialog) and a note[^main].\n\n[^main]: The note."
+    out = render(text)
+    ids = re.findall(r'\bid="([^"]*)"', out.html)
+    assert ids
+    assert all(i.startswith("user-content-") for i in ids), ids
+    assert not set(ids) & set(UI_IDS)
+    assert 'href="#user-content-dialog"' in out.html
+    assert 'href="#user-content-fn1"' in out.html
+    # Headings list the bare slug: what `[[#Dialog]]` and `#/doc/…#dialog` links name.
+    assert [h.id for h in out.headings][:3] == ["dialog", "dialog-form", "toast"]
+    assert "toast-1" in [h.id for h in out.headings]
+    # Routes and external links are not in-page fragments: untouched.
+    routed = html("[[#Dialog]] [x](https://example.org/#dialog)")
+    assert 'href="#/doc/ops/' in routed
+    assert 'href="https://example.org/#dialog"' in routed
+
+
+def test_repeated_headings_cost_work_in_proportion_to_their_number() -> None:
+    """A 4 MiB document of `## Section` headings took minutes: each repeat searched `section-1`,
+    `section-2`, … from the start. Work done at 4× the headings must be about 4×, not 16×."""
+
+    def work(n: int) -> int:
+        slugs = Slugs()
+        names = [slugs.unique(slug) for slug in ["section"] * n + ["section-3", "section"] + ["a-1", "a"] * n]
+        assert len(set(names)) == len(names)
+        return slugs.tried
+
+    assert work(4000) <= 4 * work(1000) + 8
+    first = Slugs()
+    assert [first.unique(s) for s in ("a", "a-1", "a", "a", "a-3", "a")] == [
+        "a",
+        "a-1",
+        "a-2",
+        "a-3",
+        "a-3-1",
+        "a-4",
+    ]
 
 
 def test_top_level_blocks_carry_their_first_line() -> None:
@@ -401,10 +458,12 @@ def test_tables_keep_their_alignment_and_nothing_else_of_style() -> None:
 def test_footnotes() -> None:
     out = html("Text[^1].\n\n[^1]: The note, with [[note]].")
     assert (
-        '<sup class="footnote-ref"><a href="#fn1" id="fnref1" rel="noopener noreferrer">[1]</a></sup>' in out
+        '<sup class="footnote-ref"><a href="#user-content-fn1" id="user-content-fnref1" '
+        'rel="noopener noreferrer">[1]</a></sup>' in out
     )
     assert '<section class="footnotes">' in out
-    assert '<li id="fn1" class="footnote-item">' in out
+    assert '<li id="user-content-fn1" class="footnote-item">' in out
+    assert 'href="#user-content-fnref1" class="footnote-backref"' in out
     assert 'with <a class="wikilink" href="#/doc/ops/note.md"' in out
 
 

@@ -14,6 +14,7 @@ from ragdown.engine import Engine
 from ragdown.errors import Refusal, plain
 from ragdown.folders.settings import ServerSettings
 from ragdown.serving.auth import Unauthorized
+from ragdown.serving.sessions import Sessions, session_of
 from ragdown.serving.tool_server import where
 
 MAX_JSON_BODY = 1024 * 1024
@@ -26,7 +27,8 @@ Body = TypeVar("Body", bound=BaseModel)
 
 class ApiAccess:
     """`current()` is the serving engine (it changes when a reader takes over as primary); `admin`
-    says whether a request's Authorization is the admin's (None: no token this server knows)."""
+    says whether a request's Authorization is the admin's (None: no token this server knows);
+    `sessions` are the web UI's signed-in browsers, whose cookie stands for the admin token."""
 
     def __init__(
         self,
@@ -34,15 +36,22 @@ class ApiAccess:
         settings: ServerSettings,
         admin: Callable[[str | None], bool | None],
         is_reader: Callable[[], bool],
+        sessions: Sessions | None = None,
     ) -> None:
         self.current = current
         self.settings = settings
         self.admin = admin
         self.is_reader = is_reader
+        self.sessions = sessions if sessions is not None else Sessions()
 
     def authorised(self, request: Request) -> None:
-        """A router dependency: the admin token, or 401 / 403 saying what was wrong."""
-        who = self.admin(request.headers.get("authorization"))
+        """A router dependency: the admin token, or a live session cookie of the web UI used from
+        its own page (an Authorization header wins over a cookie); else 401 / 403 saying what was
+        wrong."""
+        header = request.headers.get("authorization")
+        if header is None and not self.settings.secure_local_net and session_of(request, self.sessions):
+            return
+        who = self.admin(header)
         if who is None:
             raise Unauthorized(request.headers.get("authorization"))
         if not who:

@@ -27,13 +27,14 @@ class Unauthorized(Refusal):
     """401, saying whether the token was missing or not one this server knows; the reply carries
     `WWW-Authenticate: Bearer` (without it standard clients assume OAuth and say something else)."""
 
-    def __init__(self, header: str | None) -> None:
+    def __init__(self, header: str | None, reason: str | None = None) -> None:
         self.missing = bearer(header) is None
-        reason = (
-            "send Authorization: Bearer <token>"
-            if self.missing
-            else "the bearer token is not one this server knows (check it, and that it is for this route)"
-        )
+        if reason is None:
+            reason = (
+                "send Authorization: Bearer <token>"
+                if self.missing
+                else "the bearer token is not one this server knows (check it, and that it is for this route)"
+            )
         super().__init__(401, f"Unauthorized: {reason}")
 
     @property

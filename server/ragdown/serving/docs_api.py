@@ -36,6 +36,9 @@ from ragdown.web.render import Rendered, render_markdown
 
 # An upload or a save: a document, not a dump (413 above it).
 MAX_DOC_BODY = 4 * 1024 * 1024
+# A document the UI reads (/api/doc) or renders (/api/render): no bigger than one it could save, so
+# one huge file cannot make the server build tens of megabytes of HTML (413 above it).
+MAX_DOC_BYTES = MAX_DOC_BODY
 # Attachments are read whole into memory; bigger files stay on disk, out of the UI.
 MAX_FILE_BYTES = 32 * 1024 * 1024
 # Types a browser would run or lay out as a page are sent as text; the CSP stops what is left.
@@ -86,6 +89,14 @@ def split_folder(engine: Engine, path: str, *, markdown: bool) -> tuple[str, str
         )
     folder = existing(engine.docs_dir, checked.parts[0]).name
     return folder, "/".join(checked.parts[1:])
+
+
+def too_big(shown: str, size: int) -> Refusal:
+    return Refusal(
+        413,
+        f"{shown} is {size / 2**20:.1f} MiB, over the {MAX_DOC_BYTES >> 20} MiB the web UI opens and "
+        "renders: open it from the disk, or split it into smaller documents",
+    )
 
 
 def place_of(engine: Engine, folder: str) -> Place:
@@ -188,9 +199,15 @@ def docs_router(access: ApiAccess) -> APIRouter:
         """A document read from disk: its folder, path inside it, bytes, and what the index says."""
         folder, inside = split_folder(engine, path, markdown=True)
         shown = f"{folder}/{inside}"
-        data = files.read_file(Root(engine.docs_dir), (folder, *inside.split("/")), display=path)
+        parts = (folder, *inside.split("/"))
+        info = files.lstat(Root(engine.docs_dir), parts, display=path)
+        if info is not None and info.st_size > MAX_DOC_BYTES:
+            raise too_big(shown, info.st_size)
+        data = files.read_file(Root(engine.docs_dir), parts, display=path)
         if data is None:
             raise Refusal(404, f"no such document: {shown}")
+        if len(data) > MAX_DOC_BYTES:  # it grew between the look and the read
+            raise too_big(shown, len(data))
         entry = engine.documents().get(shown)
         return (
             folder,

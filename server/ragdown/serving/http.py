@@ -28,6 +28,8 @@ from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
 from ragdown.serving.replies import error_reply
+from ragdown.serving.session_api import session_router
+from ragdown.serving.sessions import Sessions
 from ragdown.serving.tool_server import where
 from ragdown.serving.web_ui import web_router
 
@@ -81,6 +83,7 @@ KNOWN_API = frozenset(
         "backlinks",
         "move",
         "file",
+        "session",
     }
 )
 
@@ -158,7 +161,9 @@ def create_app(
         access = identify(header, settings)
         return None if access is None or access.role == "folder" else access.is_admin
 
-    access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None)
+    sessions = Sessions()
+    access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None, sessions)
+    app.include_router(session_router(sessions, settings))
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
     app.include_router(admin_router(access, environment or settings))

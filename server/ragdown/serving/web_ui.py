@@ -16,7 +16,8 @@ PAGE_HEADERS = {
     "Content-Security-Policy": (
         # style-src-attr: the renderer's table cells keep `text-align` (the sanitiser allows nothing else).
         "default-src 'none'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
-        "img-src 'self' blob: data:; "
+        # No blob: a folder's file is never re-hosted on this origin (docs/security.md#tenants).
+        "img-src 'self' data:; "
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",

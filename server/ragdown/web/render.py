@@ -39,7 +39,7 @@ from ragdown.documents.tags import normalise_tag
 class Heading:
     level: int  # 1-6
     text: str  # plain text, markup dropped
-    id: str  # slug, unique within the document
+    id: str  # slug, unique within the document; the element's id is ID_PREFIX + slug
     line: int  # 1-based line in the original text, front matter counted
 
 
@@ -224,14 +224,14 @@ def _heading_attributes(state: StateCore) -> None:
 def _finish(state: StateCore) -> None:
     """Heading ids and the headings list, `data-line` on top-level blocks, links and images resolved."""
     context = _context(state.env)
-    taken: set[str] = set()
+    slugs = Slugs()
     tokens = state.tokens
     for index, token in enumerate(tokens):
         if token.level == 0 and token.map is not None and token.nesting >= 0 and token.type != "inline":
             token.attrSet("data-line", str(token.map[0] + 1))
         if token.type == "heading_open" and token.map is not None:
             text = _plain_text(tokens[index + 1].children)
-            slug = _unique(slugify(token.meta.get("custom_id") or text) or "section", taken)
+            slug = slugs.unique(slugify(token.meta.get("custom_id") or text) or "section")
             token.attrSet("id", slug)
             token.attrSet("data-line", str(token.map[0] + 1))
             context.headings.append(Heading(int(token.tag[1]), text, slug, token.map[0] + 1))
@@ -239,14 +239,27 @@ def _finish(state: StateCore) -> None:
             _rewrite_inline(token.children, context)
 
 
-def _unique(slug: str, taken: set[str]) -> str:
-    """GitHub's rule for repeats: `a`, `a-1`, `a-2`, skipping any already taken."""
-    candidate, count = slug, 0
-    while candidate in taken:
-        count += 1
-        candidate = f"{slug}-{count}"
-    taken.add(candidate)
-    return candidate
+class Slugs:
+    """GitHub's rule for repeats: `a`, `a-1`, `a-2`, skipping any already taken. Each slug's search
+    resumes where its last one stopped (what it passed stays taken), so a document of N equal
+    headings costs N steps, not N²/2. `tried` counts the candidates looked at."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+        self.next: dict[str, int] = {}
+        self.tried = 0
+
+    def unique(self, slug: str) -> str:
+        count = self.next.get(slug, 0)
+        candidate = f"{slug}-{count}" if count else slug
+        while candidate in self.taken:
+            self.tried += 1
+            count += 1
+            candidate = f"{slug}-{count}"
+        self.tried += 1
+        self.next[slug] = count + 1
+        self.taken.add(candidate)
+        return candidate
 
 
 def _rewrite_inline(children: list[Token], context: _Context) -> None:
@@ -438,6 +451,20 @@ def _relative_url(url: str) -> str | None:
     return url if url.startswith("#") else None
 
 
+# Every id the document carries, and every in-page link to one, starts with this, so a heading
+# `## Dialog` or a footnote can never take an id of the page around it (docs/web.md#rendering).
+ID_PREFIX = "user-content-"
+
+
+def _prefixed(tag: str, attribute: str, value: str) -> str:
+    """The sanitizer's last word on each kept attribute: ids and in-page fragments get the prefix."""
+    if attribute == "id":
+        return ID_PREFIX + value
+    if attribute == "href" and value.startswith("#") and not value.startswith("#/"):
+        return "#" + ID_PREFIX + value[1:]
+    return value
+
+
 _CLEANER = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     clean_content_tags={"script", "style"},
@@ -449,6 +476,7 @@ _CLEANER = nh3.Cleaner(
     allowed_classes=ALLOWED_CLASSES,
     filter_style_properties={"text-align"},  # table column alignment only
     url_relative=_relative_url,
+    attribute_filter=_prefixed,
 )
 
 

@@ -2,9 +2,13 @@
 // step: the server renders Markdown (sanitised), this file fetches, places and wires it up.
 "use strict";
 
-const TOKEN_KEY = "ragdown-token";
+// Where an older page kept the admin token: removed on load. The session is now an HttpOnly cookie
+// the server sets (docs/web.md#sign-in), which no script — this one included — can read.
+localStorage.removeItem("ragdown-token");
+// Every id in a rendered document starts with this (web/render.py), so none can take the page's own.
+const ID_PREFIX = "user-content-";
 const $ = (selector, root = document) => root.querySelector(selector);
-const state = { folders: [], docs: new Map(), folder: null, dirty: false };
+const state = { folders: [], docs: new Map(), folder: null, dirty: false, signedIn: false };
 
 // --- talking to the server -------------------------------------------------------------------
 
@@ -18,8 +22,8 @@ class ApiError extends Error {
 }
 
 async function api(method, path, body) {
-  const headers = { Authorization: `Bearer ${localStorage.getItem(TOKEN_KEY) || ""}` };
-  const init = { method, headers };
+  const headers = {};
+  const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -27,22 +31,20 @@ async function api(method, path, body) {
   const response = await fetch(path, init);
   const data = response.headers.get("content-type")?.includes("json") ? await response.json() : null;
   if (response.status === 401) {
-    showLogin(data && data.error);
+    showLogin(state.signedIn ? "The session has ended: sign in again." : "");
     throw new ApiError(401, data);
   }
   if (!response.ok) throw new ApiError(response.status, data);
+  state.signedIn = true;
   return data;
 }
 
 const q = (params) => new URLSearchParams(params).toString();
 
-async function blobOf(path) {
-  const response = await fetch(`/api/file?${q({ path })}`, {
-    headers: { Authorization: `Bearer ${localStorage.getItem(TOKEN_KEY) || ""}` },
-  });
-  if (!response.ok) throw new ApiError(response.status, null);
-  return response.blob();
-}
+// A file of a folder, straight from the server: the session cookie goes along, and the answer
+// carries the server's sandboxing CSP. Never re-hosted (no blob: URLs): a re-hosted SVG would run
+// its script as this page.
+const fileUrl = (path) => `/api/file?${q({ path })}`;
 
 // --- small helpers ---------------------------------------------------------------------------
 
@@ -143,20 +145,26 @@ function showLogin(message) {
     "form",
     { class: "login", onsubmit: async (event) => {
       event.preventDefault();
-      localStorage.setItem(TOKEN_KEY, input.value.trim());
-      try {
-        await api("GET", "/api/folders");
-        route();
-      } catch (error) {
-        if (error.status !== 401) $(".error", form).textContent = error.message;
+      const response = await fetch("/api/session", {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ token: input.value.trim() }),
+      });
+      input.value = "";
+      if (!response.ok) {
+        const data = await response.json().catch(() => null);
+        $(".error", form).textContent = (data && data.error) || `HTTP ${response.status}`;
+        return;
       }
+      state.signedIn = true;
+      route();
     } },
     h("h1", {}, "Sign in to ragdown"),
     h("label", { for: "token" }, "Admin token (RAGDOWN_ADMIN_TOKEN)"),
     input,
-    h("p", { class: "error", role: "alert" }, message && localStorage.getItem(TOKEN_KEY) ? message : ""),
+    h("p", { class: "error", role: "alert" }, message || ""),
     h("button", { class: "primary", type: "submit" }, "Sign in"),
-    h("p", { class: "empty" }, "The token stays in this browser's local storage."),
+    h("p", { class: "empty" }, "The token is sent once; the server keeps this browser signed in for 12 hours, or until Sign out."),
   );
   $("#main").replaceChildren(form);
   input.focus();
@@ -373,31 +381,51 @@ async function newDocument(folder, subfolder = "") {
 
 async function loadImages(root) {
   for (const img of root.querySelectorAll("img[data-src]")) {
-    try {
-      img.src = URL.createObjectURL(await blobOf(img.dataset.src));
-    } catch {
-      img.replaceWith(h("span", { class: "missing" }, img.alt || img.dataset.src));
-    }
+    img.addEventListener("error", () => img.replaceWith(h("span", { class: "missing" }, img.alt || img.dataset.src)), { once: true });
+    img.src = fileUrl(img.dataset.src);
   }
   for (const link of root.querySelectorAll("a[data-file]")) {
-    link.href = "#";
-    link.addEventListener("click", async (event) => {
-      event.preventDefault();
-      const url = URL.createObjectURL(await blobOf(link.dataset.file));
-      const save = h("a", { href: url, download: link.dataset.file.split("/").pop() });
-      save.click();
-    });
+    link.href = fileUrl(link.dataset.file);
+    link.setAttribute("download", link.dataset.file.split("/").pop());
   }
 }
 
+// The element a heading anchor names: `restore` (as links and URLs write it) or its prefixed id.
+function anchored(root, anchor) {
+  const id = anchor.startsWith(ID_PREFIX) ? anchor : ID_PREFIX + anchor;
+  return root.querySelector(`[id="${CSS.escape(id)}"]`);
+}
+
+// In-page links (`#restore`, footnotes) move within the document, not through the router: the URL
+// becomes the document's own with the anchor, so it can be bookmarked.
+function followAnchors(root, path) {
+  root.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#']");
+    const href = link && link.getAttribute("href");
+    if (!href || href.startsWith("#/")) return;
+    event.preventDefault();
+    let anchor = href.slice(1);
+    try {
+      anchor = decodeURIComponent(anchor);
+    } catch {
+      // a stray `%`: the anchor as written
+    }
+    const bare = anchor.startsWith(ID_PREFIX) ? anchor.slice(ID_PREFIX.length) : anchor;
+    history.replaceState(null, "", docHref(path, `#${encodeURIComponent(bare)}`));
+    shownHash = location.hash;
+    jumpTo(root, null, bare);
+  });
+}
+
 function jumpTo(root, line, anchor) {
-  let target = anchor ? root.querySelector(`[id="${CSS.escape(anchor)}"]`) : null;
+  let target = anchor ? anchored(root, anchor) : null;
   if (!target && line) {
     for (const node of root.querySelectorAll("[data-line]")) {
       if (Number(node.dataset.line) <= line) target = node;
     }
   }
   if (target) {
+    for (const marked of root.querySelectorAll(".target")) marked.classList.remove("target");
     target.scrollIntoView({ block: "start" });
     target.classList.add("target");
     setTimeout(() => target.classList.remove("target"), 2500);
@@ -436,6 +464,7 @@ async function docPage(path, anchor, line) {
       links.length ? h("ul", {}, links) : h("p", { class: "empty" }, "Nothing links here yet.")),
   );
   await loadImages(body);
+  followAnchors(body, path);
   jumpTo(body, line, anchor);
 }
 
@@ -777,15 +806,18 @@ function parse() {
   const [pathPart, anchor] = raw.split("#");
   const [path, query] = pathPart.split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return { parts, params: new URLSearchParams(query || ""), anchor: anchor || null };
+  let decoded = anchor || null;
+  try {
+    decoded = decoded && decodeURIComponent(decoded);
+  } catch {
+    // a stray `%`: the anchor as written
+  }
+  return { parts, params: new URLSearchParams(query || ""), anchor: decoded };
 }
 
 async function route() {
-  if (!localStorage.getItem(TOKEN_KEY)) {
-    // A server on a trusted network (SECURE_LOCAL_NET) asks for no token.
-    const status = await fetch("/api/status").then((r) => r.json()).catch(() => ({}));
-    if (status.auth_required !== false) return showLogin();
-  }
+  // Without a session the first call answers 401, which shows the sign-in; a server on a trusted
+  // network (SECURE_LOCAL_NET) asks for none.
   const { parts, params, anchor } = parse();
   const [screen, ...rest] = parts;
   try {
@@ -827,8 +859,10 @@ document.addEventListener("DOMContentLoaded", () => {
     const query = $("#search-input").value.trim();
     if (query && state.folder) location.hash = `#/search/${encodeURIComponent(state.folder)}?${q({ q: query })}`;
   });
-  $("#sign-out").addEventListener("click", () => {
-    localStorage.removeItem(TOKEN_KEY);
+  $("#sign-out").addEventListener("click", async () => {
+    // The server ends the session (a copied cookie dies with it) and tells the browser to drop it.
+    await fetch("/api/session", { method: "DELETE", credentials: "same-origin" }).catch(() => null);
+    state.signedIn = false;
     showLogin();
   });
   route();
