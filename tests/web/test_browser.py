@@ -112,6 +112,19 @@ def test_rename_rewrites_the_links_to_it(page: Page, served: Served) -> None:
     assert "restores" in vacuum
 
 
+def test_a_superseded_document_says_what_hides_it(page: Page, served: Served) -> None:
+    """docs/web.md#screens: the notice names the superseding document and links to it."""
+    (served.docs / "ops" / "backups-v2.md").write_text("---\nsupersedes: backups.md\n---\n# Backups v2\n")
+    served.engine.sync()
+    sign_in(page)
+    page.goto("/#/doc/ops/backups.md")
+    notice = page.locator("p.superseded")
+    expect(notice).to_have_text("Hidden from search: superseded by ops/backups-v2.md")
+    notice.get_by_role("link", name="ops/backups-v2.md").click()
+    expect(page.locator("article.doc").get_by_role("heading", name="Backups v2")).to_be_visible()
+    expect(page.locator("p.superseded")).to_have_count(0)
+
+
 def test_the_mcp_switch_opens_and_closes_the_endpoint(page: Page, served: Served) -> None:
     def endpoint() -> int:
         headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
