@@ -1,0 +1,186 @@
+"""Every parser of document text does work linear in its input (docs/documents.md#bounded-parsing), so
+one folder's pathological document cannot stall the others (docs/security.md#tenants).
+
+Work is counted, never timed: `ragdown.documents.work` counts the characters each scan reads, and
+for the web renderer (markdown-it is pure Python) the function calls are counted as well. At 4x an
+input, linear work is about 4x; the quadratic regexes these replace did 16x.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragdown.documents import frontmatter
+from ragdown.documents.headings import heading_range, split_attributes
+from ragdown.documents.lines import inline_code_spans
+from ragdown.documents.links import LinkIndex, backlinks, find_links, markdown_link_urls
+from ragdown.documents.metadata import parse_document, read_document_meta
+from ragdown.documents.tags import normalise_tag
+from ragdown.documents.work import metered
+from ragdown.web.render import render_markdown
+from tests.documents.strategies import adversarial_documents, adversarial_lines
+
+# The three shapes of issue 26, and the other runs the old rules backtracked over.
+SHAPES: dict[str, Callable[[int], str]] = {
+    "heading brace then spaces": lambda n: "# x {" + " " * n + "y",
+    "[a]( repeated": lambda n: "[a](" * (n // 4),
+    "[ repeated": lambda n: "[" * n,
+    "backticks": lambda n: "a " + "`" * n,
+    "tag of slashes": lambda n: "#a" + "/" * n + "x",
+    "attribute block never closed": lambda n: "## Title {: #id" + " " * n + ".cls",
+    "link text never closed": lambda n: "[" + "a](b" * (n // 4),
+    "title then spaces": lambda n: "---\ntitle: a" + " " * n + "b\n---",
+    "list item then spaces": lambda n: "---\naliases:\n  - a" + " " * n + "b\n---",
+}
+
+
+def document(shape: str, size: int) -> str:
+    """The shape in a document that also links to b.md, so backlinks parse it too."""
+    body = SHAPES[shape](size)
+    if body.startswith("---"):
+        return f"{body}\n\n# Doc\n\nSee [b](b.md).\n"
+    return f"# Doc\n\nSee [b](b.md).\n\n{body}\n"
+
+
+PARSERS: dict[str, Callable[[str], object]] = {
+    "index (chunks, front matter, tags)": lambda text: parse_document(text, "doc.md", 1000),
+    "find_links": find_links,
+    "backlinks": lambda text: backlinks("b.md", {"a.md": text}, LinkIndex(["a.md", "b.md"])),
+    "heading range": lambda text: heading_range(text, "Doc"),
+}
+
+
+def chars_read(parse: Callable[[str], object], text: str) -> int:
+    with metered() as meter:
+        parse(text)
+    return meter.chars
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_four_times_the_input_is_about_four_times_the_work(shape: str, parser: str) -> None:
+    small, large = document(shape, 5_000), document(shape, 20_000)
+    once, four_times = chars_read(PARSERS[parser], small), chars_read(PARSERS[parser], large)
+    assert once >= len(small), "the text was parsed without the scans counting what they read"
+    assert four_times <= 4.5 * once, f"{four_times / once:.1f}x the work at 4x the input"
+
+
+def calls_and_chars(parse: Callable[[], object]) -> int:
+    """Function calls (Python and C) plus characters the scans read, while `parse` runs."""
+    calls = 0
+
+    def count(frame: FrameType, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    with metered() as meter:
+        sys.setprofile(count)
+        try:
+            parse()
+        finally:
+            sys.setprofile(None)
+    return calls + meter.chars
+
+
+def render(text: str) -> str:
+    return render_markdown(text, folder="a", resolve=lambda _: None, attachment=lambda _: None).html
+
+
+@pytest.mark.parametrize("shape", ["heading brace then spaces", "[a]( repeated", "[ repeated", "backticks"])
+def test_rendering_does_linear_work(shape: str) -> None:
+    small, large = document(shape, 1_000), document(shape, 4_000)
+    with metered() as meter:
+        render(small)
+    assert meter.chars >= len(SHAPES[shape](1_000)), "the heading's attribute scan counted nothing"
+    once, four_times = calls_and_chars(lambda: render(small)), calls_and_chars(lambda: render(large))
+    assert four_times <= 4.5 * once, f"{four_times / once:.1f}x the work at 4x the input"
+
+
+def test_the_shapes_parse_as_before() -> None:
+    """Linear, and the same results: the heading keeps its brace as text, no link is made of runs
+    that never close, and the one real link is still found."""
+    heading = document("heading brace then spaces", 1_000)
+    assert heading_range(heading, "x {" + " " * 1_000 + "y") == (5, 6)
+    assert [
+        h.text
+        for h in render_markdown(
+            heading, folder="a", resolve=lambda _: None, attachment=lambda _: None
+        ).headings
+    ] == [
+        "Doc",
+        "x { y",  # markdown-it folds the run of spaces, as before
+    ]
+    for shape in ("[a]( repeated", "[ repeated", "link text never closed"):
+        assert [link.raw for link in find_links(document(shape, 1_000))] == ["b.md"]
+    assert read_document_meta(document("list item then spaces", 100)).aliases == ["a" + " " * 100 + "b"]
+
+
+# --- every parser on adversarial lines: bounded work, and the old rules' results --------------------------
+
+# Characters read per character of input, at most, over every parser at once; generous (the parsers
+# read a line a handful of times each), while a quadratic rule on a 400-piece run reads hundreds.
+WORK_PER_CHAR = 60
+
+
+@settings(max_examples=150, deadline=None)
+@given(adversarial_documents())
+def test_every_parser_reads_an_adversarial_document_a_bounded_number_of_times(text: str) -> None:
+    total = sum(chars_read(parse, text) for parse in PARSERS.values())
+    total += chars_read(lambda t: [split_attributes(line) for line in t.split("\n")], text)
+    total += chars_read(render, text)
+    assert total <= WORK_PER_CHAR * len(text) + 1_000
+    # Sane results: links in order, inside the text, on lines it has.
+    links = find_links(text)
+    assert [link.start for link in links] == sorted(link.start for link in links)
+    for link in links:
+        assert 0 <= link.start <= link.end <= len(text)
+        assert 1 <= link.line <= text.count("\n") + 1
+
+
+# The rules as regexes (the spec in docs/documents.md); fine on short lines, quadratic on long ones.
+OLD_INLINE_CODE = re.compile(r"(`+)[^`]*?\1")
+OLD_MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+OLD_ATTRIBUTES = re.compile(r"\{:?\s*([^{}]*)\}\s*")
+OLD_ATTRIBUTE_WORD = re.compile(r"[#.][\w\-:.]+|[\w\-]+=[^\s{}]+")
+OLD_TITLE = re.compile(r"^title:\s*(.+?)\s*$")
+OLD_BLOCK_ITEM = re.compile(r"^\s*-\s*(.+?)\s*$")
+
+
+def old_split_attributes(heading: str) -> tuple[str, list[str]]:
+    start = heading.rfind("{")
+    match = OLD_ATTRIBUTES.fullmatch(heading, start) if start >= 0 else None
+    words = match.group(1).split() if match else []
+    if not words or not all(OLD_ATTRIBUTE_WORD.fullmatch(word) for word in words):
+        return heading, []
+    return heading[:start].rstrip(), words
+
+
+def old_normalise_tag(raw: str) -> str | None:
+    tag = re.sub(r"/+$", "", re.sub(r"^#+", "", raw.strip())).lower()
+    if not tag or not re.match(r"^[\w\-/]+$", tag) or all(c == "/" or c.isdigit() for c in tag):
+        return None
+    return tag
+
+
+@settings(max_examples=400, deadline=None)
+@given(adversarial_lines(max_repeat=12) | st.text(alphabet='[]()<>"` {}:#/-\ta.', max_size=40))
+def test_the_scans_find_what_the_regexes_found(line: str) -> None:
+    assert list(inline_code_spans(line)) == [(m.start(), m.end()) for m in OLD_INLINE_CODE.finditer(line)]
+    assert list(markdown_link_urls(line)) == [
+        (m.start(1), m.group(1)) for m in OLD_MARKDOWN_LINK.finditer(line)
+    ]
+    assert split_attributes(line) == old_split_attributes(line)
+    title = OLD_TITLE.match(line)
+    assert frontmatter._value(line, "title") == (title.group(1) if title else None)
+    item = OLD_BLOCK_ITEM.match(line)
+    assert frontmatter._block_item(line) == (item.group(1) if item else None)
+    assert normalise_tag(line) == old_normalise_tag(line)
