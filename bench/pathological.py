@@ -112,7 +112,7 @@ async def _call(url: str, token: str, tool: str, arguments: dict[str, object]) -
         return "".join(getattr(part, "text", "") for part in result.content)
 
 
-def recall_latency(size: int, rounds: int, shapes: list[str]) -> None:
+def recall_latency(size: int, rounds: int, shapes: list[str], with_backlinks: bool) -> None:
     token = "bench-token"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -121,6 +121,7 @@ def recall_latency(size: int, rounds: int, shapes: list[str]) -> None:
             (docs / folder).mkdir(parents=True)
             (docs / folder / ".ragdown.json").write_text(json.dumps({"title": folder, "mcp": True}))
         (docs / "b" / "restore.md").write_text("# Restore\n\nHow we restore the database.\n")
+        (docs / "a" / "target.md").write_text("# Target\n\nWhat backlinks are asked about.\n")
         server = Server(docs, work / "data", "hash", work, "serve", token)
         try:
             server.wait(lambda status: bool(status.get("files")), "the first sync", timeout=120)
@@ -170,6 +171,33 @@ def recall_latency(size: int, rounds: int, shapes: list[str]) -> None:
                     f"{statistics.median(idle) * 1000:.0f} ms)",
                     flush=True,
                 )
+            if not with_backlinks:
+                return
+            # Four backlinks calls of folder a at a time (each parses every document of folder a,
+            # the ones written above included) while folder b recalls.
+            done = threading.Event()
+            calls: list[float] = []
+
+            def backlinks(calls: list[float] = calls, done: threading.Event = done) -> None:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    asyncio.run(_call(url_a, token, "ragdown_backlinks", {"path": "target.md"}))
+                    calls.append(time.perf_counter() - started)
+
+            threads = [threading.Thread(target=backlinks) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            time.sleep(0.5)
+            busy = quiet()
+            done.set()
+            for thread in threads:
+                thread.join()
+            print(
+                f"4 concurrent ragdown_backlinks in folder a ({len(calls)} done, median "
+                f"{statistics.median(calls):.2f} s each); folder b's recall meanwhile: median "
+                f"{statistics.median(busy) * 1000:.0f} ms, max {max(busy) * 1000:.0f} ms",
+                flush=True,
+            )
         finally:
             server.stop()
 
@@ -184,6 +212,7 @@ def main() -> None:
     parser.add_argument("--recall-size", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--recall-shapes", default=",".join(SHAPES))
+    parser.add_argument("--backlinks", action="store_true", help="then 4 concurrent backlinks in folder a")
     parser.add_argument("--skip-table", action="store_true")
     parser.add_argument("--one", nargs=3, metavar=("WHAT", "SHAPE", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -195,7 +224,7 @@ def main() -> None:
     if not args.skip_table:
         table([int(s) for s in args.sizes.split(",")], args.cap)
     if args.recall:
-        recall_latency(args.recall_size, args.rounds, args.recall_shapes.split(","))
+        recall_latency(args.recall_size, args.rounds, args.recall_shapes.split(","), args.backlinks)
 
 
 if __name__ == "__main__":
