@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents import frontmatter
+from ragdown.documents.chunks import NAME_MAX
 from ragdown.documents.edits import _spaced, nearest_passage
 from ragdown.documents.headings import heading_range, split_attributes
 from ragdown.documents.lines import inline_code_spans
@@ -26,7 +27,7 @@ from ragdown.documents.links import LinkIndex, backlinks, find_links, markdown_l
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import normalise_tag
 from ragdown.documents.work import metered
-from ragdown.web.render import render_markdown
+from ragdown.web.render import _unique, render_markdown
 from tests.documents.strategies import adversarial_documents, adversarial_lines
 
 # The three shapes of issue 26, and the other runs the old rules backtracked over.
@@ -210,3 +211,60 @@ def test_the_spaced_search_finds_what_the_regex_found(text: str, words: list[str
     for flags, ignore_case in ((0, False), (re.IGNORECASE, True)):
         match = re.search(pattern, text, flags)
         assert _spaced(text, words, ignore_case=ignore_case) == (match.span() if match else None)
+
+
+# --- what grows with the number of headings: breadcrumbs and heading ids ------------------------------------
+
+
+def test_breadcrumbs_and_titles_are_bounded_whatever_the_headings() -> None:
+    """A 50,000-character H1 over thousands of short sections: each chunk carries the title and the
+    breadcrumb, so unbounded names cost the H1's length once per section (400 MB at 8,000)."""
+    text = "# " + "h" * 50_000 + "\n" + "## a\n\nx\n" * 1_000
+    chunks = parse_document(text, "doc.md", 1_000).chunks
+    assert len(chunks) == 1_000
+    assert all(len(chunk.title) == NAME_MAX and chunk.title.endswith("…") for chunk in chunks)
+    assert all(chunk.heading == chunk.title + " › a" for chunk in chunks)
+    front = "---\ntitle: " + "t" * 10_000 + "\n---\n# Short\n\nx\n"
+    assert parse_document(front, "doc.md", 1_000).chunks[0].title == "t" * (NAME_MAX - 1) + "…"
+    # Names up to the bound are kept whole, as before.
+    assert (
+        parse_document("# " + "h" * NAME_MAX + "\n\nx\n", "doc.md", 1_000).chunks[0].title == "h" * NAME_MAX
+    )
+
+
+class CountingDict(dict[str, int]):
+    """A dict that counts the membership tests made on it."""
+
+    tests = 0
+
+    def __contains__(self, key: object) -> bool:
+        CountingDict.tests += 1
+        return super().__contains__(key)
+
+
+def test_equal_headings_get_their_ids_in_linear_work() -> None:
+    """`# a` N times: a-1, a-2, … were found by counting up from 1 for each (N²/2 tries)."""
+
+    def tries(count: int) -> int:
+        CountingDict.tests = 0
+        taken = CountingDict()
+        assert [_unique("a", taken) for _ in range(count)][-1] == f"a-{count - 1}"
+        return CountingDict.tests
+
+    assert tries(4_000) <= 4.5 * tries(1_000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "a-1", "a-2", "a-1-1", "b", "section", "b-1"]), max_size=12))
+def test_heading_ids_follow_githubs_rule(slugs: list[str]) -> None:
+    taken: set[str] = set()
+    expected = []
+    for slug in slugs:  # the rule, tried the long way
+        candidate, count = slug, 0
+        while candidate in taken:
+            count += 1
+            candidate = f"{slug}-{count}"
+        taken.add(candidate)
+        expected.append(candidate)
+    given_out: dict[str, int] = {}
+    assert [_unique(slug, given_out) for slug in slugs] == expected

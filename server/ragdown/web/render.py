@@ -224,7 +224,7 @@ def _heading_attributes(state: StateCore) -> None:
 def _finish(state: StateCore) -> None:
     """Heading ids and the headings list, `data-line` on top-level blocks, links and images resolved."""
     context = _context(state.env)
-    taken: set[str] = set()
+    taken: dict[str, int] = {}
     tokens = state.tokens
     for index, token in enumerate(tokens):
         if token.level == 0 and token.map is not None and token.nesting >= 0 and token.type != "inline":
@@ -239,13 +239,17 @@ def _finish(state: StateCore) -> None:
             _rewrite_inline(token.children, context)
 
 
-def _unique(slug: str, taken: set[str]) -> str:
-    """GitHub's rule for repeats: `a`, `a-1`, `a-2`, skipping any already taken."""
-    candidate, count = slug, 0
+def _unique(slug: str, taken: dict[str, int]) -> str:
+    """GitHub's rule for repeats: `a`, `a-1`, `a-2`, skipping any already taken. `taken` maps each
+    slug given out to the last count tried after it, so N equal headings cost N tries, not N²/2."""
+    candidate, count = slug, taken.get(slug, 0)
+    if count:
+        candidate = f"{slug}-{count}"
     while candidate in taken:
         count += 1
         candidate = f"{slug}-{count}"
-    taken.add(candidate)
+    taken[slug] = count
+    taken.setdefault(candidate, 0)
     return candidate
 
 
