@@ -580,7 +580,7 @@ def test_raw_html_is_shown_as_text() -> None:
 
 
 def test_blocks_past_the_inline_budget_show_their_text_unparsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render_module, "INLINE_BUDGET", 100)
+    monkeypatch.setattr(render_module, "INLINE_BUDGET", 100 + 2 * render_module.BRACKET_WORK)
     text = (
         "# Title [[note]]\n\nSee [[note]] <b>.\n\n"
         + "x" * 80
@@ -595,7 +595,7 @@ def test_blocks_past_the_inline_budget_show_their_text_unparsed(monkeypatch: pyt
 
 def test_rendering_past_the_budget_costs_no_inline_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the budget, a line of `[` costs the same whatever its length: it is not parsed."""
-    monkeypatch.setattr(render_module, "INLINE_BUDGET", 1_000)
+    monkeypatch.setattr(render_module, "INLINE_BUDGET", 600 * (1 + render_module.BRACKET_WORK))
     calls = {"link": 0}
     real = render_module._wikilink_rule
 

@@ -67,10 +67,12 @@ _SLUG_DROP_RE = re.compile(r"[^\w\- ]")
 _TAG_RUN_RE = re.compile(r"#([\w\-/]+)")
 _WHITESPACE_RE = re.compile(r"\s+")
 
-# Inline markup is parsed in the first INLINE_BUDGET characters of a document's blocks; blocks past
-# that show their text as it is. markdown-it is linear but slow on brackets (a 200,000-character
-# line of `[` takes seconds), and a document may be megabytes (docs/documents.md#bounded-parsing).
-INLINE_BUDGET = 500_000
+# Inline markup is parsed while a document's blocks stay within INLINE_BUDGET units of work, a
+# character being one and a `[` BRACKET_WORK more; blocks past that show their text as it is.
+# markdown-it is linear, but a bracket costs it ~20 times a letter (50,000 `[` take about a second)
+# and a document may be megabytes (docs/documents.md#bounded-parsing).
+INLINE_BUDGET = 1_000_000
+BRACKET_WORK = 20
 PLAIN = "ragdown_plain"
 
 MISSING_DOCUMENT = "no document by that name"
@@ -228,14 +230,15 @@ def _heading_attributes(state: StateCore) -> None:
 
 
 def _inline_budget(state: StateCore) -> None:
-    """Blocks past the document's INLINE_BUDGET keep their text, unparsed: a `ragdown_plain` token
+    """Blocks past the document's INLINE_BUDGET of work keep their text, unparsed: a `ragdown_plain` token
     holding one text child (for a heading's plain text), rendered escaped."""
     left = INLINE_BUDGET
     for token in state.tokens:
         if token.type != "inline":
             continue
-        if len(token.content) <= left:
-            left -= len(token.content)
+        cost = len(token.content) + BRACKET_WORK * token.content.count("[")
+        if cost <= left:
+            left -= cost
             continue
         left = 0
         token.type = PLAIN
