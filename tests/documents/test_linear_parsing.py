@@ -139,6 +139,8 @@ def test_every_parser_reads_an_adversarial_document_a_bounded_number_of_times(te
     total = sum(chars_read(parse, text) for parse in PARSERS.values())
     total += chars_read(lambda t: [split_attributes(line) for line in t.split("\n")], text)
     total += chars_read(render, text)
+    # An edit's hint, asked with old_text made of the document's own words and one that is not there.
+    total += chars_read(lambda t: nearest_passage(t, " ".join([*t.split()[:50], "zz"])), text)
     assert total <= WORK_PER_CHAR * len(text) + 1_000
     # Sane results: links in order, inside the text, on lines it has.
     links = find_links(text)
