@@ -321,3 +321,18 @@ def test_one_folder_takes_at_most_half_the_line() -> None:
     assert sorted(order) == ["a", "a", "a", "b"]
     assert admission.queued == 0
     assert admission.running("a") == admission.running("b") == 0
+
+
+def test_a_docs_dir_served_as_one_folder_keeps_every_slot_and_the_whole_line() -> None:
+    """Calls of "" (stdio, or `serve` outside folders mode) have no other tenant to leave room for."""
+    admission = Admission(active=2, waiting=2, wait_s=60)
+    order: list[str] = []
+    running = [Holder(admission, "", order) for _ in range(2)]
+    for holder in running:
+        assert holder.admitted.wait(30)
+    waiting = [Holder(admission, "", order) for _ in range(2)]
+    queued_until(admission, 2)  # the whole line, not half of it
+    for holder in [*running, *waiting]:
+        holder.done()
+    assert order == ["", "", "", ""]
+    assert all(holder.refused is None for holder in [*running, *waiting])

@@ -79,7 +79,9 @@ class Admission:
     """At most `active` calls at once and `waiting` more in line; a call that waits longer than
     `wait_s` gives up as overloaded too. Per folder (the key a call names; "" for calls of no
     folder), at most `per_folder` running and `per_folder_waiting` in line; the next slot goes to
-    the earliest waiter among the folders running fewest calls.
+    the earliest waiter among the folders running fewest calls. Calls of "" (a docs dir served as
+    one folder: stdio, or `serve` outside folders mode) have no other tenant to leave room for and
+    may take every slot and the whole line.
 
     A call waits on its event loop (`run`, how the tools call it), holding no worker thread: only the
     `active` running calls use one. Tool calls on different event loops (the public port and the
@@ -167,13 +169,13 @@ class Admission:
         folder's share of it, is full. A free slot never coexists with a waiter that may take it
         (`_release` hands it over), so a call that finds one and is under its folder's cap runs."""
         with self._lock:
-            if self._running < self.active and self._by_folder[folder] < self.per_folder:
+            if self._running < self.active and self._by_folder[folder] < self._cap(folder):
                 self._running += 1
                 self._by_folder[folder] += 1
                 return None
             if len(self._line) >= self.waiting:
                 raise self._overloaded(len(self._line))
-            if sum(1 for t in self._line if t.folder == folder) >= self.per_folder_waiting:
+            if folder and sum(1 for t in self._line if t.folder == folder) >= self.per_folder_waiting:
                 raise self._overloaded(len(self._line))
             ticket = make_ticket()
             self._line.append(ticket)
@@ -206,9 +208,12 @@ class Admission:
                     self._running -= 1
                     self._by_folder[ticket.folder] -= 1
 
+    def _cap(self, folder: str) -> int:
+        return self.per_folder if folder else self.active
+
     def _next(self) -> _Ticket | None:
         """The earliest waiter among the folders running fewest calls, under their cap (lock held)."""
-        eligible = [t for t in self._line if self._by_folder[t.folder] < self.per_folder]
+        eligible = [t for t in self._line if self._by_folder[t.folder] < self._cap(t.folder)]
         return min(eligible, key=lambda t: self._by_folder[t.folder], default=None)
 
     @staticmethod
