@@ -41,6 +41,10 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "link text never closed": lambda n: "[" + "a](b" * (n // 4),
     "title then spaces": lambda n: "---\ntitle: a" + " " * n + "b\n---",
     "list item then spaces": lambda n: "---\naliases:\n  - a" + " " * n + "b\n---",
+    # Many lines: what grows with the number of sections, fences, links and front matter items.
+    "many sections": lambda n: "## a\n\nx [[b]]\n" * (n // 14),
+    "many fences": lambda n: "```\n[a](b.md)\n" * (n // 14),
+    "many aliases": lambda n: "---\naliases:\n" + "  - a\n" * (n // 6) + "---",
 }
 
 
