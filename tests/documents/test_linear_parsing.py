@@ -88,12 +88,13 @@ def calls_and_chars(parse: Callable[[], object]) -> int:
         if event in ("call", "c_call"):
             calls += 1
 
+    previous = sys.getprofile()
     with metered() as meter:
         sys.setprofile(count)
         try:
             parse()
         finally:
-            sys.setprofile(None)
+            sys.setprofile(previous)
     return calls + meter.chars
 
 
