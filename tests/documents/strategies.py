@@ -235,3 +235,68 @@ def fence_documents(draw: st.DrawFn) -> str:
         blocks.append(draw(fenced_blocks(closed=False)))
     lines = ["start", *(line for block in blocks for line in block)]
     return "\n".join(lines)
+
+
+# --- adversarial lines: what made the old regexes backtrack (docs/documents.md#bounded-parsing) ---------
+
+# Pieces that open a construct and may never close it, repeated many times over one line.
+_ADVERSARIAL_PIECES = st.sampled_from(
+    [
+        "[",
+        "]",
+        "[a](",
+        "](",
+        "[[",
+        "]]",
+        "![[",
+        "[[a",
+        "(",
+        ")",
+        "<",
+        ">",
+        '"',
+        "`",
+        "``",
+        "```",
+        "{",
+        "}",
+        "{:",
+        "{#id",
+        " ",
+        "    ",
+        "\t",
+        "#",
+        "#a",
+        "#a/",
+        "/",
+        "-",
+        ":",
+        "a",
+        "x.md",
+        "title: ",
+        "tags: [",
+    ]
+)
+_ADVERSARIAL_PREFIXES = st.sampled_from(
+    ["", "", "# ", "## x {", "- ", "title: a", "tags: [a", "[ref]: ", "> "]
+)
+
+
+@st.composite
+def adversarial_lines(draw: st.DrawFn, max_repeat: int = 400) -> str:
+    """One line: a prefix, then a few pieces each repeated up to `max_repeat` times, then a tail.
+    Long runs of one piece are what quadratic rules choke on; the mix keeps them honest elsewhere."""
+    parts = [draw(_ADVERSARIAL_PREFIXES)]
+    for _ in range(draw(st.integers(1, 4))):
+        parts.append(draw(_ADVERSARIAL_PIECES) * draw(st.integers(1, max_repeat)))
+    parts.append(draw(st.sampled_from(["", "y", ")", "]", "}", "`", '")', "]]"])))
+    return "".join(parts)
+
+
+@st.composite
+def adversarial_documents(draw: st.DrawFn) -> str:
+    """A few adversarial lines, maybe inside front matter (its values are parsed too)."""
+    lines = draw(st.lists(adversarial_lines(), min_size=1, max_size=4))
+    if draw(st.booleans()):
+        return "---\n" + "\n".join(lines) + "\n---\n\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"

@@ -196,7 +196,8 @@ async def test_calls_waiting_in_line_hold_no_worker_thread(make_served: object) 
     wait, and once the busy slot frees every one of them is answered."""
     threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
     waiting = threads + 8
-    served: Served = make_served(max_concurrent=1, max_queue=waiting)  # type: ignore[operator]
+    # One folder may take half the line (its share: serving/admission.py), so the line is twice as long.
+    served: Served = make_served(max_concurrent=1, max_queue=2 * waiting)  # type: ignore[operator]
     admission = served.app.mcp.admission
     headers = {
         "Authorization": f"Bearer {TOKEN}",
@@ -216,3 +217,122 @@ async def test_calls_waiting_in_line_hold_no_worker_thread(make_served: object) 
         answers = await asyncio.gather(*calls)
     texts = [a.json()["result"]["content"][0]["text"] for a in answers]
     assert all(t.startswith("[1] ") for t in texts), texts[:3]
+
+
+# --- fairness between folders (docs/security.md#tenants) --------------------------------------------------
+
+
+class Holder:
+    """A call of `folder` on a thread of its own: waits for a slot, records when it got one, holds
+    it until released."""
+
+    def __init__(self, admission: Admission, folder: str, order: list[str]) -> None:
+        self.folder = folder
+        self.admitted = threading.Event()
+        self.release = threading.Event()
+        self.refused: OverloadedError | None = None
+
+        def run() -> None:
+            try:
+                with admission.slot(folder):
+                    order.append(folder)
+                    self.admitted.set()
+                    self.release.wait(60)
+            except OverloadedError as error:
+                self.refused = error
+                self.admitted.set()
+
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def done(self) -> None:
+        self.release.set()
+        self.thread.join(30)
+
+
+def queued_until(admission: Admission, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while admission.queued < count:
+        assert time.monotonic() < deadline, f"only {admission.queued} of {count} calls got in line"
+        time.sleep(0.01)
+
+
+def test_one_folder_cannot_take_every_slot() -> None:
+    """Four slots: folder a's fourth call waits although a slot is free; folder b's call takes it."""
+    admission = Admission(active=4, waiting=32, wait_s=60)
+    order: list[str] = []
+    first = [Holder(admission, "a", order) for _ in range(3)]
+    for holder in first:
+        assert holder.admitted.wait(30)
+    fourth = Holder(admission, "a", order)
+    queued_until(admission, 1)
+    other = Holder(admission, "b", order)
+    assert other.admitted.wait(30)
+    assert other.refused is None
+    assert order == ["a", "a", "a", "b"]  # b ran while a's fourth call waited
+    assert admission.queued == 1
+    assert not fourth.admitted.is_set()
+    first[0].done()
+    assert fourth.admitted.wait(30)
+    for holder in [*first, fourth, other]:
+        holder.done()
+    assert order == ["a", "a", "a", "b", "a"]
+
+
+def test_a_freed_slot_goes_to_the_folder_running_fewest_calls() -> None:
+    """Three slots, a and b running; a's calls queued first, then b's, then c's. Each freed slot goes
+    to the earliest waiter among the folders running fewest calls, not simply to the first in line."""
+    admission = Admission(active=3, waiting=32, wait_s=60)
+    order: list[str] = []
+    running = [Holder(admission, folder, order) for folder in ("a", "a", "b")]
+    for holder in running:
+        assert holder.admitted.wait(30)
+    waiting = []
+    for folder in ("a", "a", "b", "c"):
+        waiting.append(Holder(admission, folder, order))
+        queued_until(admission, len(waiting))
+    running[2].done()  # b leaves: a runs two (its cap), b and c none: b's waiter was first of them
+    assert waiting[2].admitted.wait(30)
+    running[0].done()  # an a leaves: a runs one, b one, c none: c's turn
+    assert waiting[3].admitted.wait(30)
+    running[1].done()  # a runs none now: its first waiter
+    assert waiting[0].admitted.wait(30)
+    assert order == ["a", "a", "b", "b", "c", "a"]
+    for holder in [*running, *waiting]:
+        holder.done()
+    assert order == ["a", "a", "b", "b", "c", "a", "a"]
+
+
+def test_one_folder_takes_at_most_half_the_line() -> None:
+    admission = Admission(active=1, waiting=4, wait_s=60)
+    order: list[str] = []
+    holder = Holder(admission, "a", order)
+    assert holder.admitted.wait(30)
+    in_line = [Holder(admission, "a", order) for _ in range(2)]
+    queued_until(admission, 2)
+    refused = Holder(admission, "a", order)
+    assert refused.admitted.wait(30)
+    assert refused.refused is not None
+    assert "overloaded" in str(refused.refused)
+    other = Holder(admission, "b", order)
+    queued_until(admission, 3)  # b still gets in line
+    for waiter in [holder, *in_line, other]:
+        waiter.done()
+    assert sorted(order) == ["a", "a", "a", "b"]
+    assert admission.queued == 0
+    assert admission.running("a") == admission.running("b") == 0
+
+
+def test_a_docs_dir_served_as_one_folder_keeps_every_slot_and_the_whole_line() -> None:
+    """Calls of "" (stdio, or `serve` outside folders mode) have no other tenant to leave room for."""
+    admission = Admission(active=2, waiting=2, wait_s=60)
+    order: list[str] = []
+    running = [Holder(admission, "", order) for _ in range(2)]
+    for holder in running:
+        assert holder.admitted.wait(30)
+    waiting = [Holder(admission, "", order) for _ in range(2)]
+    queued_until(admission, 2)  # the whole line, not half of it
+    for holder in [*running, *waiting]:
+        holder.done()
+    assert order == ["", "", "", ""]
+    assert all(holder.refused is None for holder in [*running, *waiting])

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents.links import LinkIndex, resolve_markdown_link, resolve_wikilink
+from ragdown.web import render as render_module
 from ragdown.web.render import Heading, Rendered, Slugs, render_markdown
 
 FOLDER = "ops"
@@ -632,3 +633,39 @@ def test_no_text_yields_a_script_or_a_src(text: str) -> None:
 
 def test_raw_html_is_shown_as_text() -> None:
     assert body("<b>bold</b> <em>x</em>") == "&lt;b&gt;bold&lt;/b&gt; &lt;em&gt;x&lt;/em&gt;"
+
+
+# --- the inline budget (docs/documents.md#bounded-parsing) ------------------------------------------------
+
+
+def test_blocks_past_the_inline_budget_show_their_text_unparsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render_module, "INLINE_BUDGET", 100 + 2 * render_module.BRACKET_WORK)
+    text = (
+        "# Title [[note]]\n\nSee [[note]] <b>.\n\n"
+        + "x" * 80
+        + " [[note]] and **bold** <i>\n\n## Late [[note]]\n"
+    )
+    out = render(text)
+    assert out.html.count('class="wikilink"') == 2  # the title's and the first paragraph's
+    assert "x" * 80 + " [[note]] and **bold** &lt;i&gt;</p>" in out.html  # as written, escaped
+    assert '<h2 data-line="7" id="late-note">Late [[note]]</h2>' in out.html
+    assert [h.text for h in out.headings] == ["Title note", "Late [[note]]"]
+
+
+def test_rendering_past_the_budget_costs_no_inline_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the budget, a line of `[` costs the same whatever its length: it is not parsed."""
+    monkeypatch.setattr(render_module, "INLINE_BUDGET", 600 * (1 + render_module.BRACKET_WORK))
+    calls = {"link": 0}
+    real = render_module._wikilink_rule
+
+    def counted(state: object, silent: bool) -> bool:
+        calls["link"] += 1
+        return real(state, silent)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render_module, "_wikilink_rule", counted)
+    render_module._MD.inline.ruler.at("ragdown_wikilink", counted)
+    try:
+        render("[" * 500 + "\n\n" + "[" * 40_000 + "\n")
+    finally:
+        render_module._MD.inline.ruler.at("ragdown_wikilink", real)
+    assert 0 < calls["link"] <= 1_000  # the first block's brackets only

@@ -11,6 +11,10 @@ from ragdown.documents.lines import FenceTracker, match_heading, split_lines
 # Bump whenever chunk boundaries or the embedded text change: a bump forces a rebuild.
 CHUNKER_VERSION = 2
 BREADCRUMB_SEPARATOR = " › "
+# A heading or title longer than this is cut (its last character `…`) where it names a chunk: every
+# chunk below a heading carries its name, and every chunk its title, so one 50,000-character H1
+# over 8,000 short sections made 400 MB of breadcrumbs (docs/documents.md#bounded-parsing).
+NAME_MAX = 500
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,11 @@ def file_stem(path: str) -> str:
     return PurePosixPath(path.replace("\\", "/")).stem
 
 
+def clip_name(name: str) -> str:
+    """A heading or title as chunks carry it: at most NAME_MAX characters."""
+    return name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "…"
+
+
 def chunk_markdown(source: str, path: str, max_chars: int) -> list[Chunk]:
     """Split a document into heading-scoped chunks of at most `max_chars` characters each."""
     return chunk_lines(split_lines(source), path, max_chars)
@@ -64,7 +73,7 @@ def chunk_lines(lines: list[str], path: str, max_chars: int) -> list[Chunk]:
             current.lines.append(line)
             continue
         sections.append(current)
-        level, name = heading
+        level, name = heading.level, clip_name(heading.name)
         if level == 1 and first_h1 is None:
             first_h1 = name
         del stack[level - 1 :]
@@ -75,7 +84,7 @@ def chunk_lines(lines: list[str], path: str, max_chars: int) -> list[Chunk]:
 
     # A front-matter title wins even when it unquotes to "" (`title: ''`), as in the reference.
     front_title = read_title(front.front)
-    title = front_title if front_title is not None else first_h1 or file_stem(path)
+    title = clip_name(front_title) if front_title is not None else first_h1 or file_stem(path)
     chunks: list[Chunk] = []
     for section in sections:
         for piece in _pack_section(section, max_chars):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from ragdown.documents import work
 from ragdown.errors import Refusal
 
 _NOT_FOUND_FALLBACK = (
@@ -104,10 +105,9 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
     words = old_text.split()
     if not words:
         return None
-    pattern = r"\s+".join(map(re.escape, words))
-    spaced = re.search(pattern, text) or re.search(pattern, text, re.IGNORECASE)
+    spaced = _spaced(text, words, ignore_case=False) or _spaced(text, words, ignore_case=True)
     if spaced:
-        return _passage(text, spaced.start(), spaced.end())
+        return _passage(text, *spaced)
     similar = _similar_run(text, words)
     if similar is not None:
         return similar
@@ -124,6 +124,86 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
 
 SIMILAR_SHARE = 0.6
 SIMILAR_CANDIDATES = 20
+SIMILAR_MAX_WORDS = 1_000  # difflib's comparison is quadratic in the words: longer old_texts skip it
+SPACED_TRIES = 64  # places a case-insensitive spaced match is tried at, at most
+_TOKEN_RE = re.compile(r"\S+")
+
+
+def _spaced(text: str, words: list[str], *, ignore_case: bool) -> tuple[int, int] | None:
+    """Where the words first stand separated by any whitespace: the first match of the regex
+    `w1\\s+w2…` (each word escaped), found without searching with it, which retries every start
+    and takes time proportional to the text times the words.
+
+    The first word ends a token of the text, the last starts one, the others are whole tokens in
+    between; candidates come from a KMP pass over the tokens, and the regex confirms each from its
+    start. Ignoring case, tokens are compared lowercased and at most SPACED_TRIES candidates are
+    tried (a letter the regex folds and `lower` does not leaves that pass to the next step).
+    """
+    fold = _lower if ignore_case else str
+    pattern = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE if ignore_case else 0)
+    first, last = fold(words[0]), fold(words[-1])
+    tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN_RE.finditer(text)]
+    work.read(len(text))
+    if len(words) == 1:
+        starts = (start + at for start, _, token in tokens for at in _occurrences(token, first))
+    else:
+        starts = (
+            tokens[i][1] - len(words[0])
+            for i in _kmp([token for _, _, token in tokens], [fold(w) for w in words[1:-1]], offset=1)
+            if i + len(words) - 1 < len(tokens)
+            and tokens[i][2].endswith(first)
+            and tokens[i + len(words) - 1][2].startswith(last)
+        )
+    for tried, start in enumerate(starts):
+        if tried == SPACED_TRIES:
+            break
+        match = pattern.match(text, start)
+        if match:
+            work.read(match.end() - start)
+            return match.start(), match.end()
+    return None
+
+
+def _lower(text: str) -> str:
+    """Lowercased character for character, so offsets hold (`İ` is `i`, as the regex folds it)."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else "".join(c.lower()[0] for c in text)
+
+
+def _occurrences(token: str, word: str) -> list[int]:
+    """Offsets of `word` in `token`, overlapping ones too (a handful: they stop at SPACED_TRIES)."""
+    found: list[int] = []
+    at = token.find(word)
+    while at >= 0 and len(found) < SPACED_TRIES:
+        found.append(at)
+        at = token.find(word, at + 1)
+    return found
+
+
+def _kmp(tokens: list[str], middle: list[str], offset: int) -> list[int]:
+    """Every i where tokens[i + offset : i + offset + len(middle)] == middle (all i for no middle)."""
+    if not middle:
+        return list(range(len(tokens)))
+    ids: dict[str, int] = {}
+    text = [ids.setdefault(token, len(ids)) for token in tokens]
+    wanted = [ids.get(word, -1) for word in middle]
+    fail = [0] * len(wanted)
+    k = 0
+    for i in range(1, len(wanted)):
+        while k and wanted[i] != wanted[k]:
+            k = fail[k - 1]
+        k += wanted[i] == wanted[k]
+        fail[i] = k
+    hits: list[int] = []
+    k = 0
+    for i, token in enumerate(text):
+        while k and token != wanted[k]:
+            k = fail[k - 1]
+        k += token == wanted[k]
+        if k == len(wanted):
+            hits.append(i - len(wanted) + 1 - offset)
+            k = fail[k - 1]
+    return [i for i in hits if i >= 0]
 
 
 def _passage(text: str, start: int, end: int) -> Passage:
@@ -136,8 +216,8 @@ def _similar_run(text: str, words: list[str]) -> Passage | None:
     less. A sliding count of shared words keeps this linear in the document; only the best few runs
     are then compared in order (difflib)."""
     wanted = [word.casefold() for word in words]
-    if len(wanted) < 2:
-        return None  # one word that differs is no hint at all
+    if len(wanted) < 2 or len(wanted) > SIMILAR_MAX_WORDS:
+        return None  # one word that differs is no hint at all; thousands are compared by lines
     tokens = [(match.start(), match.end(), match.group().casefold()) for match in re.finditer(r"\S+", text)]
     need = Counter(wanted)
     candidates: list[tuple[int, int, int]] = []  # (shared words, first token, run length)

@@ -6,11 +6,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
+from ragdown.documents import work
 from ragdown.documents.lines import BOM
 
 _CLOSE_RE = re.compile(r"^(---|\.\.\.)\s*$")
-_TITLE_RE = re.compile(r"^title:\s*(.+?)\s*$")
-_BLOCK_ITEM_RE = re.compile(r"^\s*-\s*(.+?)\s*$")
 _BLOCK_SCALAR_RE = re.compile(r"^[>|][+-]?$")
 _UNQUOTE_RE = re.compile(r"^([\"'])(.*)\1$", re.DOTALL)
 
@@ -29,6 +28,25 @@ def unquote(value: str) -> str:
     return match.group(2) if match else value
 
 
+def _trimmed(rest: str) -> str | None:
+    """What `\\s*(.+?)\\s*$` takes of `rest`: the text without surrounding whitespace, or the last
+    whitespace character when there is nothing else; None for "". Worked out with strip: as a
+    regex, the lazy group retries `\\s*$` from every character, quadratic in a run of spaces."""
+    work.read(len(rest))
+    return rest.strip() or rest[-1:] or None
+
+
+def _value(line: str, key: str) -> str | None:
+    """`key: value` at column 0 (the rule `^key:\\s*(.+?)\\s*$`): the value, trimmed."""
+    return _trimmed(line[len(key) + 1 :]) if line.startswith(f"{key}:") else None
+
+
+def _block_item(line: str) -> str | None:
+    """`  - value` (the rule `^\\s*-\\s*(.+?)\\s*$`): the value, trimmed."""
+    item = line.lstrip()
+    return _trimmed(item[1:]) if item.startswith("-") else None
+
+
 def read_front_matter(lines: list[str]) -> FrontMatter:
     # The BOM check is for callers that split the text themselves (writes): split_lines drops it.
     if not lines or lines[0].removeprefix(BOM).strip() != "---":
@@ -43,23 +61,24 @@ def read_title(front: list[str]) -> str | None:
     """The last `title:` line wins."""
     title: str | None = None
     for line in front:
-        match = _TITLE_RE.match(line)
-        if match:
-            title = unquote(match.group(1))
+        value = _value(line, "title")
+        if value is not None:
+            title = unquote(value)
     return title
 
 
 @cache
-def _key_re(key: str, scalar: bool) -> re.Pattern[str]:
-    return re.compile(rf"^{re.escape(key)}:\s*(.+?)\s*$" if scalar else rf"^{re.escape(key)}:\s*(.*)$")
+def _key_re(key: str) -> re.Pattern[str]:
+    return re.compile(rf"^{re.escape(key)}:\s*(.*)$")
 
 
 def read_list(front: list[str], key: str, split: re.Pattern[str] | None = None) -> list[str]:
     """`key: [a, "b"]`, a block of `- a` lines, or a scalar (one item unless `split` cuts it)."""
     out: list[str] = []
-    pattern = _key_re(key, False)
+    pattern = _key_re(key)
     i = 0
     while i < len(front):
+        work.read(len(front[i]))
         match = pattern.match(front[i])
         if match:
             inline = match.group(1).strip()
@@ -75,10 +94,10 @@ def read_list(front: list[str], key: str, split: re.Pattern[str] | None = None) 
             else:
                 j = i + 1
                 while j < len(front):
-                    item = _BLOCK_ITEM_RE.match(front[j])
-                    if not item:
+                    item = _block_item(front[j])
+                    if item is None:
                         break
-                    out.append(unquote(item.group(1)))
+                    out.append(unquote(item))
                     i = j
                     j += 1
         i += 1
@@ -87,12 +106,10 @@ def read_list(front: list[str], key: str, split: re.Pattern[str] | None = None) 
 
 def read_scalar(front: list[str], key: str) -> str:
     """The first `key:` value, unquoted; a block scalar (`>` or `|`) joined into one line; "" if absent."""
-    pattern = _key_re(key, True)
     for i, line in enumerate(front):
-        match = pattern.match(line)
-        if not match:
+        value = _value(line, key)
+        if value is None:
             continue
-        value = match.group(1)
         if not _BLOCK_SCALAR_RE.match(value):
             return unquote(value)
         block: list[str] = []

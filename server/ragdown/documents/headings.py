@@ -6,21 +6,26 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragdown.documents import work
 from ragdown.documents.lines import BOM, FenceTracker, match_heading, split_lines
 
 # A trailing `{#id}` / `{: #id .class key=value}` on a heading: an attribute block (Pandoc, mdBook,
-# markdown-it-attrs), neither text nor tags. Matched from the last `{` only, so a heading full of
-# braces costs one pass.
-_HEADING_ATTRS_RE = re.compile(r"\{:?\s*([^{}]*)\}\s*")
+# markdown-it-attrs), neither text nor tags: from the last `{`, an optional `:`, words, the first
+# `}`, then only whitespace. Found with find and strip: the regex \{:?\s*([^{}]*)\}\s* backtracked
+# through `\s*` and `[^{}]*` over a long run of spaces with no `}` (quadratic: `# x {`, 40,000
+# spaces and `y` took 44 s).
 _ATTR_WORD_RE = re.compile(r"[#.][\w\-:.]+|[\w\-]+=[^\s{}]+")
 
 
 def split_attributes(heading: str) -> tuple[str, list[str]]:
     """A heading's text without its trailing attribute block, and the block's words (`#id`, `.class`,
     `key=value`); the text as it is and no words when there is none (`# Use {braces}` is text)."""
+    work.read(len(heading))
     start = heading.rfind("{")
-    match = _HEADING_ATTRS_RE.fullmatch(heading, start) if start >= 0 else None
-    words = match.group(1).split() if match else []
+    close = heading.find("}", start) if start >= 0 else -1
+    if close < 0 or heading[close + 1 :].strip():
+        return heading, []
+    words = heading[start + 1 : close].removeprefix(":").split()
     if not words or not all(_ATTR_WORD_RE.fullmatch(word) for word in words):
         return heading, []
     return heading[:start].rstrip(), words

@@ -4,13 +4,19 @@ finding and heading ranges."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
+
+from ragdown.documents import work
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # The opening of a heading: up to 3 spaces, 1 to 6 `#`s, then whitespace (see `match_heading`).
 _HEADING_START_RE = re.compile(r"\s{0,3}(#{1,6})(?=\s)")
-# A run of N backticks, the shortest text without a backtick, then the same N backticks.
-INLINE_CODE_RE = re.compile(r"(`+)[^`]*?\1")
+# A run of N backticks, the shortest text without a backtick, then the same N backticks: the rule
+# `inline_code_spans` follows. As a regex, (`+)[^`]*?\1, it backtracks through every shorter
+# opening run and takes time quadratic in a run of backticks; the scan reads each character a
+# bounded number of times.
+_BACKTICKS_RE = re.compile(r"`+")
 _NEWLINES_RE = re.compile(r"\r\n?")
 # U+FEFF, the byte-order mark some editors put first in a UTF-8 file, is no part of line 1: the
 # reference (JavaScript, whose trim and \s include it) sees front matter, a heading or a fence behind
@@ -18,9 +24,48 @@ _NEWLINES_RE = re.compile(r"\r\n?")
 BOM = "\ufeff"
 
 
+def inline_code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each inline code span, left to right, not overlapping.
+
+    At a backtick starting a run of N (counted from there, mid-run too), the span closes at the
+    next backtick if N backticks start there; failing that, the shortest opening that closes at
+    once is N // 2 (its closer the next N // 2 backticks), so N >= 2 makes an empty span; a lone
+    backtick with no other after it is text. Exactly what the regex above matches.
+    """
+    pos = 0
+    while (start := line.find("`", pos)) >= 0:
+        backticks = _BACKTICKS_RE.match(line, start)
+        assert backticks is not None  # `start` is a backtick
+        run_end = backticks.end()
+        run = run_end - start
+        close = line.find("`", run_end)
+        work.read(run + (close if close >= 0 else len(line)) - run_end + run)
+        if close >= 0 and line.startswith("`" * run, close):
+            pos = close + run
+        elif run >= 2:
+            pos = start + run // 2 * 2
+        else:
+            pos = start + 1
+            continue
+        yield start, pos
+
+
 def blank_inline_code(line: str) -> str:
     """Inline code spans replaced by as many spaces, so offsets in the line stay valid."""
-    return INLINE_CODE_RE.sub(lambda code: " " * len(code.group(0)), line)
+    return replace_inline_code(line, lambda span: " " * len(span))
+
+
+def replace_inline_code(line: str, replace: Callable[[str], str]) -> str:
+    """`line` with each inline code span replaced by `replace(span)`."""
+    out: list[str] = []
+    kept = 0
+    for start, end in inline_code_spans(line):
+        out += (line[kept:start], replace(line[start:end]))
+        kept = end
+    if not out:
+        return line
+    out.append(line[kept:])
+    return "".join(out)
 
 
 class Heading(NamedTuple):
@@ -38,6 +83,7 @@ def match_heading(line: str) -> Heading | None:
     of whitespace inside the line (`# a`, 4,000 spaces, `b` took 85 s of CPU), so one such line
     in one file would stall a whole sync. The results are the regex's, to the character.
     """
+    work.read(len(line))
     start = _HEADING_START_RE.match(line)
     if start is None:
         return None
@@ -56,6 +102,7 @@ def split_lines(text: str) -> list[str]:
 
     A leading byte-order mark is dropped; line numbers are unchanged.
     """
+    work.read(len(text))
     return _NEWLINES_RE.sub("\n", text.removeprefix(BOM)).split("\n")
 
 

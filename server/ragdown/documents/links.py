@@ -14,14 +14,20 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote_to_bytes
 
+from ragdown.documents import work
 from ragdown.documents.lines import BOM, FenceTracker, blank_inline_code, split_lines
 from ragdown.documents.paths import MARKDOWN_RE
 
 BACKLINK_TEXT_MAX = 240
 
+# Linear: the inside stops at the first bracket, and a start is only a `[[` or `![[`.
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
-# [text](url), ![alt](url), [text](<url>), [text](url "title"); the url is group 1.
-_MARKDOWN_LINK_RE = re.compile(r"\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+# [text](url), ![alt](url), [text](<url>), [text](url "title") follow the rule
+# \[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\), the url being its group 1; `markdown_link_urls`
+# finds what that regex finds. The regex itself retried from every `[` and rescanned the same url
+# from every `](` inside it: quadratic (`[` x 200,000 took 75 s).
+_URL_END_RE = re.compile(r"[)\s>]")
+_SPACES_RE = re.compile(r"\s*")
 _SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 _WIKI_TARGET_END_RE = re.compile(r"[|#]")
@@ -99,6 +105,7 @@ def find_links(text: str, *, wiki_only: bool = False) -> list[Link]:
 
 def _lines_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
     """(line number, offset of the line in text, line), lines as `split_lines` makes them."""
+    work.read(len(text))
     start = len(BOM) if text.startswith(BOM) else 0
     number = 1
     for line_break in _LINE_BREAK_RE.finditer(text):
@@ -109,6 +116,7 @@ def _lines_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _wikilinks(line: str, offset: int, number: int) -> list[Link]:
+    work.read(len(line))
     links: list[Link] = []
     for match in _WIKILINK_RE.finditer(line):
         inner = match.group(1)
@@ -120,14 +128,86 @@ def _wikilinks(line: str, offset: int, number: int) -> list[Link]:
 
 def _markdown_links(line: str, offset: int, number: int) -> list[Link]:
     links: list[Link] = []
-    for match in _MARKDOWN_LINK_RE.finditer(line):
-        url = match.group(1)
+    for url_start, url in markdown_link_urls(line):
         if is_external_url(url):
             continue
         target = url.split("#", 1)[0]
-        start = offset + match.start(1)
+        start = offset + url_start
         links.append(Link("markdown", url, target, start, start + len(target), number))
     return links
+
+
+class _NextMatch:
+    """The first match of `pattern` at or after a position, remembered: asked for positions that only
+    grow, it reads the line once in all."""
+
+    __slots__ = ("asked", "found", "line", "pattern")
+
+    def __init__(self, pattern: re.Pattern[str], line: str) -> None:
+        self.pattern, self.line = pattern, line
+        self.asked, self.found = 1, 0  # nothing remembered yet
+
+    def at(self, pos: int) -> int:
+        """The position of the first match at or after `pos`, or the line's length when none."""
+        if not self.asked <= pos <= self.found:
+            match = self.pattern.search(self.line, pos)
+            self.asked, self.found = pos, match.start() if match else len(self.line)
+            work.read(self.found - pos + 1)
+        return self.found
+
+
+def markdown_link_urls(line: str) -> Iterator[tuple[int, str]]:
+    """(offset, url) of each Markdown link in one line (no newline in it), in order.
+
+    Each `[` starts a link text that runs to the first `]` after it, so every `[` before that `]`
+    leads to the same outcome: decided once per `]`. The url then runs to the first `)`, space or
+    `>`; a `"title"` or `)` must follow (after one `>` when the url opened with `<`; without the
+    `<`, it is the url's first character). Each search goes forward from the last, so the line is
+    read a bounded number of times whatever it holds.
+    """
+    url_end = _NextMatch(_URL_END_RE, line)
+    quote = _NextMatch(re.compile('"'), line)
+    length = len(line)
+    closed: dict[int, int | None] = {}  # the end of the link after a url ending at this position
+
+    def after_url(pos: int) -> int | None:
+        """Where a link ends when its url (and any `>`) ends at `pos`: after `"title")` or `)`."""
+        if pos not in closed:
+            spaces = _SPACES_RE.match(line, pos)
+            assert spaces is not None  # \s* always matches
+            work.read(spaces.end() - pos + 1)
+            title = spaces.end()
+            end: int | None = None
+            if title > pos and line.startswith('"', title):
+                title_end = quote.at(title + 1)
+                if line.startswith(")", title_end + 1):
+                    end = title_end + 2
+            if end is None and line.startswith(")", pos):
+                end = pos + 1
+            closed[pos] = end
+        return closed[pos]
+
+    pos = 0
+    close = -1
+    while (start := line.find("[", pos)) >= 0:
+        if close <= start:
+            close = line.find("]", start + 1)
+            work.read((close if close >= 0 else length) - start)
+            if close < 0:
+                return
+        pos = close + 1  # a link that fails from this `[` fails from every `[` before `close`
+        if not line.startswith("(", close + 1):
+            continue
+        first = close + 2
+        end = url_end.at(first)
+        # After the url: one `>` if there is one (never nothing then: `>` is no space nor `)`).
+        stop = after_url(end + 1) if line.startswith(">", end) else after_url(end)
+        if stop is None or end == first:
+            continue
+        # `<` opens `<url>` when a url follows it; else it is the url's first character.
+        url = first + 1 if line.startswith("<", first) and end > first + 1 else first
+        pos = stop
+        yield url, line[url:end]
 
 
 def is_external_url(url: str) -> bool:

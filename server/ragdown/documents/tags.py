@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ragdown.documents import work
 from ragdown.documents.headings import split_attributes
-from ragdown.documents.lines import INLINE_CODE_RE, FenceTracker, match_heading
+from ragdown.documents.lines import FenceTracker, match_heading, replace_inline_code
 
 _TAG_BODY_RE = re.compile(r"^[\w\-/]+$")
 _INLINE_TAG_RE = re.compile(r"(?:^|\s)#([\w\-/]+)")
@@ -26,7 +27,9 @@ def _is_number(char: str) -> bool:
 
 def normalise_tag(raw: str) -> str | None:
     """`#Infra/DB/` → `infra/db`; None for what is not a tag (empty, punctuation, digits only)."""
-    tag = re.sub(r"/+$", "", re.sub(r"^#+", "", raw.strip())).lower()
+    # rstrip, not the regex /+$: that one retries from every `/` of a long run, quadratic in it.
+    work.read(len(raw))
+    tag = raw.strip().lstrip("#").rstrip("/").lower()
     if not tag or not _TAG_BODY_RE.match(tag) or all(c == "/" or _is_number(c) for c in tag):
         return None
     return tag
@@ -38,11 +41,12 @@ def inline_tags(lines: list[str], body_start: int) -> list[str]:
     found: list[str] = []
     fence = FenceTracker()
     for line in lines[body_start:]:
+        work.read(len(line))
         if fence.feed(line) or fence.open or _INDENTED_CODE_RE.match(line) or _LINK_DEFINITION_RE.match(line):
             continue
         if match_heading(line) is not None:
             line = split_attributes(line.rstrip())[0]
-        prose = INLINE_CODE_RE.sub(" ", line)
+        prose = replace_inline_code(line, lambda _: " ")
         found.extend(match.group(1) for match in _INLINE_TAG_RE.finditer(prose))
     return found
 

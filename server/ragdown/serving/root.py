@@ -125,6 +125,11 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
     )
     template = Endpoint(engine=engine, scope=Scope(), name="ragdown", title="ragdown")
 
+    def tenant(arguments: dict[str, Any]) -> str:
+        """Whose admission share a root call takes: the folder it names, else the caller's own."""
+        named = arguments.get("folder")
+        return named if isinstance(named, str) and named else f"/{root.caller}"
+
     def in_folders(path: str) -> bool:
         """A path in a folder this caller reaches."""
         return path.startswith(root.within())
@@ -269,7 +274,9 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
         wrapped = make(tool)
         if tool.__name__ == "ragdown_reindex":
             wrapped = tool_without_folder(tool, lambda **kw: everywhere("ragdown_reindex", kw))
-        server.add_tool(guarded(wrapped, root.admission), annotations=hints, structured_output=False)
+        server.add_tool(
+            guarded(wrapped, root.admission, folder=tenant), annotations=hints, structured_output=False
+        )
 
     def ragdown_folders() -> str:
         """The folders with MCP turned on: name, title and how many documents each holds."""
@@ -295,10 +302,14 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
         )
         return f"created folder {name} (/mcp/{name})"
 
-    server.add_tool(guarded(ragdown_folders, root.admission), annotations=READ, structured_output=False)
+    server.add_tool(
+        guarded(ragdown_folders, root.admission, folder=tenant), annotations=READ, structured_output=False
+    )
     if root.can_create and not root.read_only and "ragdown_create_folder" not in root.disabled:
         server.add_tool(
-            guarded(ragdown_create_folder, root.admission), annotations=WRITE, structured_output=False
+            guarded(ragdown_create_folder, root.admission, folder=tenant),
+            annotations=WRITE,
+            structured_output=False,
         )
     return server
 

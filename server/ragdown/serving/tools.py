@@ -132,11 +132,15 @@ def capped(text: str, limit: int = MAX_RESULT_BYTES) -> str:
 
 
 def guarded(
-    tool: Callable[..., str], admission: Admission, metrics: Metrics | None = None
+    tool: Callable[..., str],
+    admission: Admission,
+    metrics: Metrics | None = None,
+    folder: str | Callable[[dict[str, Any]], str] = "",
 ) -> Callable[..., Any]:
     """Refusals become `isError` results carrying their sentence; a full queue an "overloaded" one
     with its retry hint in words, in `_meta` and, over HTTP, as `Retry-After`; anything else is
-    logged. Results are capped in size."""
+    logged. Results are capped in size. `folder` (or a function of the call's arguments giving it)
+    is whose share of the admission the call takes (serving/admission.py)."""
 
     def count(outcome: str) -> None:
         if metrics is not None:
@@ -148,9 +152,10 @@ def guarded(
     async def run(*args: Any, **kwargs: Any) -> Any:
         # An argument named like a Python keyword (`from`) arrives under its alias.
         kwargs = {f"{k}_" if keyword.iskeyword(k) else k: v for k, v in kwargs.items()}
+        tenant = folder if isinstance(folder, str) else folder(kwargs)
         try:
             # Waits for a slot on the event loop; only the tool itself takes a worker thread.
-            text = await admission.run(lambda: capped(tool(*args, **kwargs)))
+            text = await admission.run(lambda: capped(tool(*args, **kwargs)), tenant)
         except OverloadedError as error:
             count("overloaded")
             return _error(str(error), error.meta)
@@ -207,7 +212,7 @@ def build_server(endpoint: Endpoint) -> ToolServer:
     server = ToolServer(name=endpoint.name, title=endpoint.title, instructions=endpoint.instructions())
     for tool, hints in endpoint_tools(endpoint):
         if endpoint.enabled(tool.__name__):
-            run = guarded(tool, endpoint.admission, endpoint.metrics)
+            run = guarded(tool, endpoint.admission, endpoint.metrics, endpoint.folder)
             server.add_tool(run, annotations=hints, structured_output=False)
     return server
 

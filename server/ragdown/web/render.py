@@ -67,6 +67,14 @@ _SLUG_DROP_RE = re.compile(r"[^\w\- ]")
 _TAG_RUN_RE = re.compile(r"#([\w\-/]+)")
 _WHITESPACE_RE = re.compile(r"\s+")
 
+# Inline markup is parsed while a document's blocks stay within INLINE_BUDGET units of work, a
+# character being one and a `[` BRACKET_WORK more; blocks past that show their text as it is.
+# markdown-it is linear, but a bracket costs it ~20 times a letter (50,000 `[` take about a second)
+# and a document may be megabytes (docs/documents.md#bounded-parsing).
+INLINE_BUDGET = 1_000_000
+BRACKET_WORK = 20
+PLAIN = "ragdown_plain"
+
 MISSING_DOCUMENT = "no document by that name"
 MISSING_FILE = "no such file in the folder"
 LINK_NOT_SHOWN = "link not shown: only http, https, mailto and in-folder links are"
@@ -219,6 +227,31 @@ def _heading_attributes(state: StateCore) -> None:
         ids = [word[1:] for word in words if word.startswith("#")]
         if ids:
             token.meta["custom_id"] = ids[-1]
+
+
+def _inline_budget(state: StateCore) -> None:
+    """Blocks past the document's INLINE_BUDGET of work keep their text, unparsed: a `ragdown_plain` token
+    holding one text child (for a heading's plain text), rendered escaped."""
+    left = INLINE_BUDGET
+    for token in state.tokens:
+        if token.type != "inline":
+            continue
+        cost = len(token.content) + BRACKET_WORK * token.content.count("[")
+        if cost <= left:
+            left -= cost
+            continue
+        left = 0
+        token.type = PLAIN
+        token.hidden = True  # as an inline token, no line break after the tag that opens it
+        text = Token("text", "", 0)
+        text.content = token.content
+        token.children = [text]
+
+
+def _render_plain(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: MutableMapping[str, Any]
+) -> str:
+    return escapeHtml(tokens[idx].content)
 
 
 def _finish(state: StateCore) -> None:
@@ -394,9 +427,11 @@ def _build() -> MarkdownIt:
     md.inline.ruler.before("link", "ragdown_wikilink", _wikilink_rule)
     md.inline.ruler.before("link", "ragdown_tag", _tag_rule)
     md.core.ruler.before("inline", "ragdown_heading_attributes", _heading_attributes)
+    md.core.ruler.before("inline", "ragdown_inline_budget", _inline_budget)
     md.core.ruler.push("ragdown_finish", _finish)
     md.add_render_rule("ragdown_wikilink", _render_wikilink)
     md.add_render_rule("ragdown_tag", _render_tag)
+    md.add_render_rule(PLAIN, _render_plain)
     md.add_render_rule("image", _render_image)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("code_block", _render_fence)
