@@ -68,6 +68,16 @@ def synced_engine(make_engine: Callable[..., Engine], write: WriteDoc, documents
     return built
 
 
+@pytest.fixture
+def permissive_umask() -> Iterator[None]:
+    """The umask most systems start with (022), whatever the test process had."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Model builds and downloads go to a folder of the test session, never the user's cache."""

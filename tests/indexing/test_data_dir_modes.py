@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,14 +21,7 @@ from ragdown.folders.settings import ServerSettings
 from ragdown.modes import documents_umask, private_files
 from tests.conftest import WriteDoc
 
-
-@pytest.fixture(autouse=True)
-def permissive_umask() -> Iterator[None]:
-    old = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(old)
+pytestmark = pytest.mark.usefixtures("permissive_umask")
 
 
 def mode(path: Path) -> int:

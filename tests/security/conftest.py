@@ -329,10 +329,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     return build_sandbox(tmp_path_factory.mktemp("hostile"))
 
 
-@pytest.fixture(scope="module")
-def served(sandbox: Sandbox) -> Iterator[Served]:
-    """`serve` over the sandbox's docs (folders `ops`, `private`, `scratch`), root `/mcp` on."""
-    settings = ServerSettings(
+def hostile_settings() -> ServerSettings:
+    """Both tokens, no watcher, every hook gate open and root `/mcp` on: every route reachable."""
+    return ServerSettings(
         token=TOKEN,
         admin_token=ADMIN_TOKEN,
         watch=False,
@@ -340,7 +339,12 @@ def served(sandbox: Sandbox) -> Iterator[Served]:
         hook_min_ratio=0.0,
         root_mcp=True,
     )
-    yield from serve(sandbox.docs, sandbox.base / "data-http", settings)
+
+
+@pytest.fixture(scope="module")
+def served(sandbox: Sandbox) -> Iterator[Served]:
+    """`serve` over the sandbox's docs (folders `ops`, `private`, `scratch`), root `/mcp` on."""
+    yield from serve(sandbox.docs, sandbox.base / "data-http", hostile_settings())
 
 
 def stdio_params(box: Sandbox) -> StdioServerParameters:

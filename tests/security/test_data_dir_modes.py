@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,6 @@ from tests.serving.conftest import call_tool, free_port, start_serve, stop_proce
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a real `ragdown serve` process
 TOKEN = "modes-token-1234"
-
-
-@pytest.fixture
-def permissive_umask() -> Iterator[None]:
-    old = os.umask(0o022)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def open_to_others(root: Path) -> list[str]:

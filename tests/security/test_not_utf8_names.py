@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from ragdown.folders.settings import ServerSettings
-from tests.security.conftest import unclear
-from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, serve
+from tests.security.conftest import hostile_settings, unclear
+from tests.serving.conftest import Served, serve
 
 MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",
@@ -58,15 +57,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     (docs / "teama" / "notes").mkdir()
     (docs / "teama" / "notes" / "ok.md").write_text("# Ok\n\nSee [old](old.md).\n", encoding="utf-8")
     (docs / "teamb" / "plan.md").write_text("# Plan\n\nThe plan of team B.\n", encoding="utf-8")
-    settings = ServerSettings(
-        token=TOKEN,
-        admin_token=ADMIN_TOKEN,
-        watch=False,
-        hook_min_score=0.0,
-        hook_min_ratio=0.0,
-        root_mcp=True,
-    )
-    generator = serve(docs, base / "data", settings)
+    generator = serve(docs, base / "data", hostile_settings())
     served = next(generator)
     # Then the bad names arrive, beside new documents in both folders.
     write_bytes_path(docs, BAD_FILE, "# Bad\n\nThe wombat secret. See [good](good.md).\n")
