@@ -27,7 +27,7 @@ from ragdown.documents.links import LinkIndex, backlinks, find_links, markdown_l
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import normalise_tag
 from ragdown.documents.work import metered
-from ragdown.web.render import _unique, render_markdown
+from ragdown.web.render import Slugs, render_markdown
 from tests.documents.strategies import adversarial_documents, adversarial_lines
 
 # The three shapes of issue 26, and the other runs the old rules backtracked over.
@@ -239,28 +239,6 @@ def test_breadcrumbs_and_titles_are_bounded_whatever_the_headings() -> None:
     )
 
 
-class CountingDict(dict[str, int]):
-    """A dict that counts the membership tests made on it."""
-
-    tests = 0
-
-    def __contains__(self, key: object) -> bool:
-        CountingDict.tests += 1
-        return super().__contains__(key)
-
-
-def test_equal_headings_get_their_ids_in_linear_work() -> None:
-    """`# a` N times: a-1, a-2, … were found by counting up from 1 for each (N²/2 tries)."""
-
-    def tries(count: int) -> int:
-        CountingDict.tests = 0
-        taken = CountingDict()
-        assert [_unique("a", taken) for _ in range(count)][-1] == f"a-{count - 1}"
-        return CountingDict.tests
-
-    assert tries(4_000) <= 4.5 * tries(1_000)
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["a", "a-1", "a-2", "a-1-1", "b", "section", "b-1"]), max_size=12))
 def test_heading_ids_follow_githubs_rule(slugs: list[str]) -> None:
@@ -273,5 +251,5 @@ def test_heading_ids_follow_githubs_rule(slugs: list[str]) -> None:
             candidate = f"{slug}-{count}"
         taken.add(candidate)
         expected.append(candidate)
-    given_out: dict[str, int] = {}
-    assert [_unique(slug, given_out) for slug in slugs] == expected
+    given_out = Slugs()  # linear work: tests/web/test_render.py
+    assert [given_out.unique(slug) for slug in slugs] == expected
