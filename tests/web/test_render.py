@@ -648,7 +648,7 @@ def test_blocks_past_the_inline_budget_show_their_text_unparsed(monkeypatch: pyt
     out = render(text)
     assert out.html.count('class="wikilink"') == 2  # the title's and the first paragraph's
     assert "x" * 80 + " [[note]] and **bold** &lt;i&gt;</p>" in out.html  # as written, escaped
-    assert '<h2 data-line="7" id="late-note">Late [[note]]</h2>' in out.html
+    assert '<h2 data-line="7" id="user-content-late-note">Late [[note]]</h2>' in out.html
     assert [h.text for h in out.headings] == ["Title note", "Late [[note]]"]
 
 
