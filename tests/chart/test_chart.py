@@ -470,7 +470,8 @@ def test_the_internal_port_is_a_clusterip_service_only_readers_may_reach(render:
     assert policy["spec"]["podSelector"]["matchLabels"] == internal["spec"]["selector"]
     http_rule, metrics_rule, internal_rule = policy["spec"]["ingress"]
     # No peers named (networkPolicy.ingressController, .monitoring): these admit any source.
-    assert "from" not in http_rule and "from" not in metrics_rule
+    assert "from" not in http_rule
+    assert "from" not in metrics_rule
     assert [p["port"] for p in http_rule["ports"] + metrics_rule["ports"]] == ["http", "metrics"]
     assert internal_rule["ports"] == [{"port": "internal", "protocol": "TCP"}]
     reader_labels = rendered.get("Deployment", READER)["spec"]["template"]["metadata"]["labels"]
@@ -596,7 +597,13 @@ def test_fixed_readers_render_replicas_and_no_hpa(render: Render) -> None:
     rendered = render(ci_values("fixed-readers"))
     assert not rendered.all("HorizontalPodAutoscaler")
     assert rendered.get("Deployment", READER)["spec"]["replicas"] == 3
-    spread = render({**ci_values("fixed-readers"), **ci_values("rwx")})
+    spread = render(
+        {
+            **ci_values("fixed-readers"),
+            "topology": "multiNode",
+            "persistence": ci_values("rwx")["persistence"],
+        }
+    )
     assert spread.get("PodDisruptionBudget", READER)["spec"]["minAvailable"] == 1
 
 

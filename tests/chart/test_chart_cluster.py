@@ -152,7 +152,14 @@ ANY_HOST = {"ingress": {"allowAnyHost": True}}
 
 @pytest.mark.parametrize(
     "values",
-    [ANY_HOST, {**ci_values("no-host-ingress"), **ANY_HOST}, {"ingress": {"enabled": False, "allowAnyHost": True}}],
+    [
+        ANY_HOST,
+        {
+            **ci_values("no-host-ingress"),
+            "ingress": {**ci_values("no-host-ingress")["ingress"], "allowAnyHost": True},
+        },
+        {"ingress": {"enabled": False, "allowAnyHost": True}},
+    ],
     ids=["default", "no-host-ingress", "operator-ingresses-only"],
 )
 def test_an_ingress_without_a_host_passes_every_host(render: Render, values: Obj) -> None:
@@ -212,7 +219,9 @@ def test_a_named_host_is_checked_strictly(
 
 def test_the_network_policies_are_on_by_default_and_can_be_off(render: Render) -> None:
     on = render(ci_values("no-host-ingress"))
-    policies = {p["metadata"]["name"]: p["spec"]["podSelector"]["matchLabels"] for p in on.all("NetworkPolicy")}
+    policies = {
+        p["metadata"]["name"]: p["spec"]["podSelector"]["matchLabels"] for p in on.all("NetworkPolicy")
+    }
     assert policies == {
         INDEXER: selector(on, "StatefulSet", INDEXER),
         READER: selector(on, "Deployment", READER),
