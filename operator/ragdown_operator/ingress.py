@@ -43,8 +43,12 @@ def folder_ingress(resource: str, folder: str, settings: OperatorSettings) -> di
     spec: dict[str, Any] = {"rules": [rule]}
     if settings.ingress_class:
         spec["ingressClassName"] = settings.ingress_class
-    if settings.ingress_tls_secret and settings.ingress_host:
-        spec["tls"] = [{"hosts": [settings.ingress_host], "secretName": settings.ingress_tls_secret}]
+    if settings.ingress_tls_secret:
+        # As the chart's base Ingress: without a host the Secret is the controller's default certificate.
+        tls: dict[str, Any] = {"secretName": settings.ingress_tls_secret}
+        if settings.ingress_host:
+            tls["hosts"] = [settings.ingress_host]
+        spec["tls"] = [tls]
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",

@@ -34,7 +34,9 @@ class OperatorSettings(BaseSettings):
     reader_port: int = Field(default=3000, ge=1, le=65535)
     ingress_class: str = Field(default="", description="ingressClassName of MCP Ingresses; empty: default")
     ingress_host: str = Field(default="", description="the host of MCP Ingresses; empty: any host")
-    ingress_tls_secret: str = Field(default="", description="TLS Secret for the host; empty: no TLS")
+    ingress_tls_secret: str = Field(
+        default="", description="TLS Secret of MCP Ingresses (host or not); empty: no TLS"
+    )
     ingress_annotations: dict[str, str] = Field(default_factory=dict, description="JSON object")
     public_url: str = Field(default="", description="base of status.endpoint; default from host and TLS")
     resync_s: float = Field(default=60.0, gt=0, description="how often drift is repaired, counts refreshed")

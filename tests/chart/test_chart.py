@@ -468,9 +468,11 @@ def test_the_internal_port_is_a_clusterip_service_only_readers_may_reach(render:
                 assert path["backend"]["service"]["port"] == {"name": "http"}
     policy = rendered.get("NetworkPolicy", INDEXER)
     assert policy["spec"]["podSelector"]["matchLabels"] == internal["spec"]["selector"]
-    open_rule, internal_rule = policy["spec"]["ingress"]
-    assert "from" not in open_rule
-    assert {p["port"] for p in open_rule["ports"]} == {"http", "metrics"}
+    http_rule, metrics_rule, internal_rule = policy["spec"]["ingress"]
+    # No peers named (networkPolicy.ingressController, .monitoring): these admit any source.
+    assert "from" not in http_rule
+    assert "from" not in metrics_rule
+    assert [p["port"] for p in http_rule["ports"] + metrics_rule["ports"]] == ["http", "metrics"]
     assert internal_rule["ports"] == [{"port": "internal", "protocol": "TCP"}]
     reader_labels = rendered.get("Deployment", READER)["spec"]["template"]["metadata"]["labels"]
     assert internal_rule["from"] == [
@@ -587,19 +589,27 @@ def test_the_hpa_scales_the_readers_on_cpu(default: Rendered) -> None:
     spec = pod_spec(reader)
     for c in spec["containers"] + spec.get("initContainers", []):
         assert c["resources"]["requests"]["cpu"], c["name"]
-    assert default.get("PodDisruptionBudget", READER)["spec"]["minAvailable"] == 1
+    # topology singleNode: every reader sits on the indexer's node, so no budget could let it drain.
+    assert not default.all("PodDisruptionBudget")
 
 
 def test_fixed_readers_render_replicas_and_no_hpa(render: Render) -> None:
     rendered = render(ci_values("fixed-readers"))
     assert not rendered.all("HorizontalPodAutoscaler")
     assert rendered.get("Deployment", READER)["spec"]["replicas"] == 3
-    assert rendered.has("PodDisruptionBudget", READER)
+    spread = render(
+        {
+            **ci_values("fixed-readers"),
+            "topology": "multiNode",
+            "persistence": ci_values("rwx")["persistence"],
+        }
+    )
+    assert spread.get("PodDisruptionBudget", READER)["spec"]["minAvailable"] == 1
 
 
 def test_a_single_reader_gets_no_disruption_budget(render: Render) -> None:
     # minAvailable 1 over one reader would block every node drain.
-    rendered = render({"reader": {"replicas": 1, "autoscaling": {"enabled": False}}})
+    rendered = render({**ci_values("rwx"), "reader": {"replicas": 1, "autoscaling": {"enabled": False}}})
     assert not rendered.all("PodDisruptionBudget")
 
 
@@ -616,7 +626,12 @@ def test_the_ingress_routes_people_to_the_indexer(default: Rendered, render: Ren
     assert "host" not in rule
     paths = {(p["path"], p["pathType"]): p["backend"]["service"] for p in rule["http"]["paths"]}
     backend = {"name": INDEXER, "port": {"name": "http"}}
-    assert paths == {("/", "Prefix"): backend, ("/api", "Prefix"): backend}
+    # /mcp goes to the readers, never to the indexer through "/" (docs/cluster.md#exposure).
+    assert paths == {
+        ("/", "Prefix"): backend,
+        ("/api", "Prefix"): backend,
+        ("/mcp", "Prefix"): {"name": READER, "port": {"name": "http"}},
+    }
 
     tls = render(ci_values("tls-host")).get("Ingress", FULLNAME)
     assert tls["spec"]["ingressClassName"] == "traefik"
@@ -729,11 +744,14 @@ def test_with_the_index_on_object_storage_readers_mount_no_claim_and_spread(rend
         assert env["RAGDOWN_INDEX_REFRESH_SECONDS"] == "1"
         assert env["AWS_ENDPOINT_URL"] == "http://minio.storage.svc:9000"
         assert env["AWS_REGION"] == "us-east-1"
-    for workload in (reader, indexer):
-        assert container(workload, "ragdown")["envFrom"] == [
-            {"secretRef": {"name": "ragdown-index-credentials"}}
-        ]
-        assert pod_spec(workload)["serviceAccountName"] == f"{FULLNAME}-server"
+    # The indexer writes with read-write credentials, the readers read with their own read-only ones
+    # (docs/cluster.md#object-storage-credentials).
+    for workload, secret, account in (
+        (indexer, "ragdown-index-credentials", f"{FULLNAME}-server"),
+        (reader, "ragdown-index-read-credentials", READER),
+    ):
+        assert container(workload, "ragdown")["envFrom"] == [{"secretRef": {"name": secret}}]
+        assert pod_spec(workload)["serviceAccountName"] == account
         assert pod_spec(workload)["automountServiceAccountToken"] is False
     # No claim ties the readers to the indexer's node: they only prefer to spread.
     affinity = pod_spec(reader)["affinity"]

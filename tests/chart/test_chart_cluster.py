@@ -121,7 +121,7 @@ def test_a_given_reader_affinity_keeps_the_storage_rule(render: Render) -> None:
     assert second["topologyKey"] == HOSTNAME
     assert selects(second, rendered.get("StatefulSet", INDEXER))
     # With ReadWriteMany a given affinity is taken as it is: the chart adds no spreading of its own.
-    shared = render({**values, "persistence": {"accessModes": ["ReadWriteMany"]}})
+    shared = render({**values, "topology": "multiNode", "persistence": {"accessModes": ["ReadWriteMany"]}})
     assert pod_spec(shared.get("Deployment", READER))["affinity"] == values["reader"]["affinity"]
 
 
@@ -147,15 +147,25 @@ SERVICE_HOSTS = [
 ]
 
 
+ANY_HOST = {"ingress": {"allowAnyHost": True}}
+
+
 @pytest.mark.parametrize(
     "values",
-    [{}, ci_values("no-host-ingress"), {"ingress": {"enabled": False}}],
+    [
+        ANY_HOST,
+        {
+            **ci_values("no-host-ingress"),
+            "ingress": {**ci_values("no-host-ingress")["ingress"], "allowAnyHost": True},
+        },
+        {"ingress": {"enabled": False, "allowAnyHost": True}},
+    ],
     ids=["default", "no-host-ingress", "operator-ingresses-only"],
 )
 def test_an_ingress_without_a_host_passes_every_host(render: Render, values: Obj) -> None:
-    """No host rule: the Ingresses (the base one, and the operator's per-folder ones, which share
-    ingress.host) forward any Host, so the servers must accept any; pages are still held to their
-    own host."""
+    """No host rule and ingress.allowAnyHost asked for: the Ingresses (the base one, and the
+    operator's per-folder ones, which share ingress.host) forward any Host, and the servers accept
+    any; pages are still held to their own host."""
     rendered = render(values)
     operator_env = env_of(container(rendered.get("Deployment", OPERATOR), "operator"))
     assert operator_env["RAGDOWN_OPERATOR_INGRESS_HOST"] == ""
@@ -187,8 +197,11 @@ def test_an_ingress_without_a_host_passes_every_host(render: Render, values: Obj
             SERVICE_HOSTS,
             ["203.0.113.7", "evil.example"],
         ),
+        # No host, and "*" not asked for (ingress.allowAnyHost): still only the names the chart knows.
+        ({}, SERVICE_HOSTS, ["203.0.113.7", "evil.example"]),
+        (ci_values("no-host-ingress"), SERVICE_HOSTS, ["203.0.113.7", "evil.example"]),
     ],
-    ids=["ingress-host", "public-url", "no-ingress"],
+    ids=["ingress-host", "public-url", "no-ingress", "default", "no-host-ingress"],
 )
 def test_a_named_host_is_checked_strictly(
     render: Render, values: Obj, allowed: list[str], refused: list[str]
@@ -204,11 +217,17 @@ def test_a_named_host_is_checked_strictly(
             assert not checked.host_allowed(host), host
 
 
-def test_the_network_policy_is_on_by_default_and_can_be_off(render: Render) -> None:
+def test_the_network_policies_are_on_by_default_and_can_be_off(render: Render) -> None:
     on = render(ci_values("no-host-ingress"))
-    (policy,) = on.all("NetworkPolicy")
-    assert policy["spec"]["podSelector"]["matchLabels"] == selector(on, "StatefulSet", INDEXER)
-    assert render({}).all("NetworkPolicy") == [policy]
+    policies = {
+        p["metadata"]["name"]: p["spec"]["podSelector"]["matchLabels"] for p in on.all("NetworkPolicy")
+    }
+    assert policies == {
+        INDEXER: selector(on, "StatefulSet", INDEXER),
+        READER: selector(on, "Deployment", READER),
+        OPERATOR: selector(on, "Deployment", OPERATOR),
+    }
+    assert render({}).all("NetworkPolicy") == on.all("NetworkPolicy")
     assert not render({"networkPolicy": {"enabled": False}}).all("NetworkPolicy")
 
 
@@ -239,7 +258,7 @@ def test_models_live_on_the_claim_the_indexer_writes(render: Render, name: str) 
         mount = mount_holding(workload, models)
         assert mount is not None, f"{name_}: {models} is on the read-only root filesystem"
         (volume,) = [v for v in pod_spec(workload)["volumes"] if v["name"] == mount["name"]]
-        if name == "object-store" and kind == "Deployment":
+        if ci_values(name).get("index", {}).get("objectStore", {}).get("uri") and kind == "Deployment":
             assert "emptyDir" in volume
             assert mount["readOnly"] is False
             continue

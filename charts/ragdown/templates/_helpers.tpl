@@ -86,21 +86,74 @@ ReadWriteOncePod admits one pod only, so readers could never mount it.
 {{- end }}
 {{- end }}
 
+{{/*
+Refuse a topology the storage cannot give, and a reader budget no drain could satisfy
+(docs/cluster.md#topologies). singleNode: a ReadWriteOnce claim, every reader on the indexer's node.
+multiNode: readers on any node, which needs ReadWriteMany or the index on object storage.
+*/}}
+{{- define "ragdown.checkTopology" -}}
+{{- $shared := include "ragdown.sharedStorage" . }}
+{{- if eq .Values.topology "multiNode" }}
+{{- if not $shared }}
+{{- fail (printf "topology=multiNode needs readers that can mount the index on any node, but persistence.accessModes is %s: set persistence.accessModes=[ReadWriteMany] or index.objectStore.uri, or topology=singleNode" (toJson .Values.persistence.accessModes)) }}
+{{- end }}
+{{- $readers := int (ternary .Values.reader.autoscaling.minReplicas .Values.reader.replicas .Values.reader.autoscaling.enabled) }}
+{{- $budget := .Values.reader.podDisruptionBudget }}
+{{- if and $budget.enabled (gt $readers 1) }}
+{{- $min := 0 }}
+{{- if kindIs "string" $budget.minAvailable }}
+{{- $min = int (ceil (divf (mul $readers (int (trimSuffix "%" $budget.minAvailable))) 100)) }}
+{{- else }}
+{{- $min = int $budget.minAvailable }}
+{{- end }}
+{{- if ge $min $readers }}
+{{- fail (printf "reader.podDisruptionBudget.minAvailable=%v keeps all %d readers up, so no node drain could evict one: set it below the fewest readers (reader.autoscaling.minReplicas, or reader.replicas without autoscaling)" $budget.minAvailable $readers) }}
+{{- end }}
+{{- end }}
+{{- else if $shared }}
+{{- fail "topology=singleNode holds every reader on the indexer's node, but persistence.accessModes ReadWriteMany (or index.objectStore.uri) lets them spread: set topology=multiNode" }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when every pod runs on the indexer's node (topology singleNode, a ReadWriteOnce claim). */}}
+{{- define "ragdown.singleNode" -}}
+{{- if eq .Values.topology "singleNode" }}true{{ end }}
+{{- end }}
+
 {{/* "true" when the index is on object storage: readers then mount no claim (docs/design.md#readers-without-the-folder). */}}
 {{- define "ragdown.objectStore" -}}
 {{- if .Values.index.objectStore.uri }}true{{ end }}
 {{- end }}
 
-{{/* The ServiceAccount of the indexer and readers, when one is named or rendered (IRSA, Workload Identity). */}}
+{{/*
+The indexer's ServiceAccount, when one is named or rendered (IRSA, Workload Identity): read-write
+access to the store. The readers have their own (ragdown.readerServiceAccountName), read-only.
+*/}}
 {{- define "ragdown.serverServiceAccountName" -}}
 {{- $sa := .Values.index.objectStore.serviceAccount }}
 {{- if $sa.create }}{{ default (printf "%s-server" (include "ragdown.fullname" .)) $sa.name }}
 {{- else }}{{ $sa.name }}{{ end }}
 {{- end }}
 
-{{/* The store's credentials, as the containers' envFrom (empty without index.objectStore.existingSecret). */}}
+{{/* The readers' ServiceAccount, when one is named or rendered: read-only access to the store. */}}
+{{- define "ragdown.readerServiceAccountName" -}}
+{{- $sa := .Values.index.objectStore.reader.serviceAccount }}
+{{- if $sa.create }}{{ default (printf "%s-reader" (include "ragdown.fullname" .)) $sa.name }}
+{{- else }}{{ $sa.name }}{{ end }}
+{{- end }}
+
+{{/*
+The store's credentials, as a container's envFrom (empty without a Secret): the indexer's
+read-write index.objectStore.existingSecret, the readers' read-only index.objectStore.reader one.
+Readers never get the indexer's: with the index on the store and credentials given for the indexer
+only, the chart refuses to guess. Call with (dict "ctx" $ "role" "primary"|"reader").
+*/}}
 {{- define "ragdown.serverEnvFrom" -}}
-{{- with .Values.index.objectStore.existingSecret }}
+{{- $store := .ctx.Values.index.objectStore }}
+{{- if and (eq .role "reader") $store.uri (or $store.existingSecret (include "ragdown.serverServiceAccountName" .ctx)) (not (or $store.reader.existingSecret (include "ragdown.readerServiceAccountName" .ctx))) }}
+{{- fail "index.objectStore gives the indexer read-write credentials (existingSecret or serviceAccount) and the readers none: set index.objectStore.reader.existingSecret or index.objectStore.reader.serviceAccount to read-only ones (docs/cluster.md#object-storage-credentials)" }}
+{{- end }}
+{{- with (eq .role "reader" | ternary $store.reader.existingSecret $store.existingSecret) }}
 envFrom:
   - secretRef:
       name: {{ . | quote }}
@@ -201,7 +254,14 @@ OpenShift's restricted SCC assigns them from the namespace's range and refuses p
 {{- if .Values.operator.serviceAccount.create }}
 {{- default (include "ragdown.operatorName" .) .Values.operator.serviceAccount.name }}
 {{- else }}
-{{- default "default" .Values.operator.serviceAccount.name }}
+{{- /* Never the namespace's `default`: every pod running as it would get the operator's Role. */}}
+{{- if not .Values.operator.serviceAccount.name }}
+{{- fail "operator.serviceAccount.create=false needs operator.serviceAccount.name (an existing ServiceAccount for the operator alone): the chart would otherwise bind the operator's Role to the namespace's `default`" }}
+{{- end }}
+{{- if eq .Values.operator.serviceAccount.name "default" }}
+{{- fail "operator.serviceAccount.name=default would give the operator's Role to every pod running as the namespace's `default` ServiceAccount: name one for the operator alone, or set operator.serviceAccount.create=true" }}
+{{- end }}
+{{- .Values.operator.serviceAccount.name }}
 {{- end }}
 {{- end }}
 
@@ -330,14 +390,13 @@ ones share ingress.host, and without it they have no host rule at all.
 
 {{/*
 Host header values the servers answer to (RAGDOWN_ALLOWED_HOSTS, serving/guard.py), derived from
-what the chart renders: "*" when an Ingress routes any Host (a Host check would refuse every
-request it forwards with 421; the server still requires a browser's Origin to be the request's own
-host), ingress.host, the host of operator.publicUrl, the in-cluster names of both Services (short
+what the chart renders: "*" only when ingress.allowAnyHost asks for it (the server still requires a
+browser's Origin to be the request's own host), ingress.host, the host of operator.publicUrl, the in-cluster names of both Services (short
 and namespaced, any port), then server.allowedHosts.
 */}}
 {{- define "ragdown.allowedHosts" -}}
 {{- $hosts := list }}
-{{- if include "ragdown.routesAnyHost" . }}
+{{- if .Values.ingress.allowAnyHost }}
 {{- $hosts = append $hosts "*" }}
 {{- end }}
 {{- with .Values.ingress.host }}
@@ -571,3 +630,24 @@ cert-manager.io/* (the certificate is issued once, for the base Ingress), then i
 {{- end -}}
 {{- $annotations | toJson -}}
 {{- end -}}
+
+
+{{/*
+One ingress rule of a NetworkPolicy: `port` admits the `peer` (a networkPolicy.ingressController or
+.monitoring value: namespaceSelector and podSelector as given) and the pods of this release's
+`components`. An empty peer admits any source, as if there were no policy: the default install then
+works with any ingress controller (hostNetwork ones, LoadBalancer Services) and any Prometheus.
+Call with (dict "ctx" $ "peer" <value> "components" <list> "port" <port name>).
+*/}}
+{{- define "ragdown.networkRule" -}}
+{{- $rule := dict "ports" (list (dict "port" .port "protocol" "TCP")) }}
+{{- if .peer }}
+{{- $from := list (pick .peer "namespaceSelector" "podSelector") }}
+{{- range $component := .components }}
+{{- $labels := include "ragdown.selectorLabels" (dict "ctx" $.ctx "component" $component) | fromYaml }}
+{{- $from = append $from (dict "podSelector" (dict "matchLabels" $labels)) }}
+{{- end }}
+{{- $_ := set $rule "from" $from }}
+{{- end }}
+{{- toYaml (list $rule) }}
+{{- end }}
