@@ -1,6 +1,6 @@
-"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses;
-list RagdownFolders and edit their metadata (release.py); read the Secrets `spec.tokens` names
-(tokens.py).
+"""The few Kubernetes API calls kopf does not make for us: read, server-side apply and delete Ingresses
+(docs/cluster.md#field-ownership); list RagdownFolders and edit their metadata (release.py); read the
+Secrets `spec.tokens` names (tokens.py).
 
 It uses the credentials kopf logged in with (`use_connection`), so tests against an emulated API
 server and a pod's service account work the same way."""
@@ -33,9 +33,8 @@ INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
 SECRETS = "/api/v1/namespaces/{namespace}/secrets"
 EDIT_ATTEMPTS = 5
-# Server-side apply (JSON is YAML); `force` takes back a field of ours someone else changed.
+# Server-side apply (JSON is YAML).
 APPLY_HEADERS = {"Content-Type": "application/apply-patch+yaml"}
-APPLY_PARAMS = {"fieldManager": FIELD_MANAGER, "force": "true"}
 
 
 class KubeUnavailable(Exception):  # noqa: N818
@@ -138,36 +137,43 @@ class Kube:
         name = ingress["metadata"]["name"]
         url = f"{INGRESSES.format(namespace=namespace)}/{name}"
         current = await self.get_ingress(namespace, name)
-        if current is not None:
-            if _owner_uid(ingress) not in _owner_uids(current):
-                raise IngressConflict(
-                    f"Ingress {name} exists and is not this resource's: rename or delete it"
-                )
-            labels = current.get("metadata", {}).get("labels") or {}
-            theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
-            if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
-                raise IngressConflict(
-                    f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; "
-                    f"label it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the "
-                    "Ingress)"
-                )
-            if not owned_drift(current, ingress):
-                return "unchanged"
-            legacy = legacy_cleanup(current, ingress)
-            if legacy:
-                response = await self._call(
-                    "PATCH",
-                    url,
-                    params={"fieldManager": FIELD_MANAGER},
-                    content=json.dumps(legacy),
-                    headers={"Content-Type": "application/merge-patch+json"},
-                )
+        if current is None:
+            # Not forced: an Ingress someone made since the read, with fields of its own, is refused
+            # (409) rather than taken over, and checked below like any other.
+            response = await self._apply(url, ingress, force=False)
+            if response.status_code != 409:
                 response.raise_for_status()
-        response = await self._call(
-            "PATCH", url, params=APPLY_PARAMS, content=json.dumps(ingress), headers=APPLY_HEADERS
-        )
+                return "created"
+            current = await self.get_ingress(namespace, name) or {}
+        if _owner_uid(ingress) not in _owner_uids(current):
+            raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
+        labels = current.get("metadata", {}).get("labels") or {}
+        theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
+        if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
+            raise IngressConflict(
+                f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
+                f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
+            )
+        if not owned_drift(current, ingress):
+            return "unchanged"
+        legacy = legacy_cleanup(current, ingress)
+        if legacy:
+            response = await self._call(
+                "PATCH",
+                url,
+                params={"fieldManager": FIELD_MANAGER},
+                content=json.dumps(legacy),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            response.raise_for_status()
+        # Forced: ours, so a field of ours someone else changed since is taken back (drift).
+        response = await self._apply(url, ingress, force=True)
         response.raise_for_status()
-        return "created" if current is None else "updated"
+        return "updated"
+
+    async def _apply(self, url: str, obj: dict[str, Any], *, force: bool) -> httpx.Response:
+        params = {"fieldManager": FIELD_MANAGER, **({"force": "true"} if force else {})}
+        return await self._call("PATCH", url, params=params, content=json.dumps(obj), headers=APPLY_HEADERS)
 
     async def delete_ingress(self, namespace: str, name: str, owner: str) -> bool:
         """Delete the Ingress if this resource (uid `owner`) owns it; False when there is none of ours."""

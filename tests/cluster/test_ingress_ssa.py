@@ -21,7 +21,7 @@ import pytest
 
 from ragdown_operator.constants import FIELD_MANAGER
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import Kube, client_for, owned_drift
+from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_drift
 from ragdown_operator.reconcile import Outcome, Reconciler
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec
@@ -294,4 +294,38 @@ async def test_an_ingress_an_operator_before_server_side_apply_wrote_is_taken_ov
     counted.sent.clear()
     assert await reconcile(counted, body, chart) == []
     assert [method for method, _ in counted.sent] == ["GET"]
+    await counted.kube.close()
+
+
+async def test_an_ingress_made_between_the_read_and_the_create_is_refused_not_taken_over(
+    real: Any, space: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The apply that creates is not forced: one someone made since the read conflicts on its rules
+    (409), and the operator reports the conflict rather than owning it."""
+    counted = Counted(real.kubeconfig, monkeypatch)
+    body = folder(real, space)
+    backend = {"service": {"name": "theirs", "port": {"number": 80}}}
+    path = {"path": "/", "pathType": "Prefix", "backend": backend}
+    theirs = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "work-mcp", "namespace": space},
+        "spec": {"rules": [{"host": "theirs.example", "http": {"paths": [path]}}]},
+    }
+    real.kubectl("create", "-f", "-", input=json.dumps(theirs))
+    read = counted.kube.get_ingress
+    reads = 0
+
+    async def before_theirs(namespace: str, name: str) -> dict[str, Any] | None:
+        nonlocal reads
+        reads += 1
+        return None if reads == 1 else await read(namespace, name)
+
+    monkeypatch.setattr(counted.kube, "get_ingress", before_theirs)
+    with pytest.raises(IngressConflict, match="is not this resource's"):
+        await reconcile(counted, body, settings(space))
+    ingress = live(real, space)
+    assert ingress["spec"] == theirs["spec"]
+    assert "ownerReferences" not in ingress["metadata"]
+    assert [e["manager"] for e in ingress["metadata"]["managedFields"]] == ["kubectl-create"]
     await counted.kube.close()

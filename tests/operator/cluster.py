@@ -107,8 +107,11 @@ class Cluster(k8s.KubernetesEmulator):
     def _updated(self, request: rendering.Request, current: dict[str, Any]) -> Any:
         if request.resource == INGRESSES and request.subresource is None:
             if _content_type(request) == APPLY:
-                wanted = _applied(current, request.data or {}, _manager(request))
-                return self._stamped(request, current, wanted)
+                force = request.params.get("force") == "true"
+                applied = _applied(current, request.data or {}, _manager(request), force=force)
+                if isinstance(applied, k8s.KubernetesError):
+                    return applied
+                return self._stamped(request, current, applied)
             patched = self._patched(request, current)
             if isinstance(patched, k8s.KubernetesError):
                 return patched
@@ -265,14 +268,25 @@ def _drop(obj: dict[str, Any], field: Field) -> None:
         (obj["metadata"].get(field[1]) or {}).pop(field[2], None)
 
 
-def _applied(current: dict[str, Any], body: dict[str, Any], manager: str) -> dict[str, Any]:
-    """A forced server-side apply of `body` by `manager`: it takes the fields it sets (from whoever
-    set them to another value; a field set to the same value is shared), and a field it applied
-    before and no longer does is removed unless another manager owns it too."""
+def _applied(current: dict[str, Any], body: dict[str, Any], manager: str, *, force: bool = True) -> Any:
+    """A server-side apply of `body` by `manager`: it takes the fields it sets (a field set to the
+    same value is shared; one another manager set to another value is a 409 conflict unless forced,
+    and taken when forced), and a field it applied before and no longer does is removed unless
+    another manager owns it too."""
     owners = _owners(current)
     have, wanted_values = ingress_fields(current), ingress_fields(body)
     applied = set(wanted_values)
     before = owners.get((manager, "Apply"), set())
+    conflicts = sorted(
+        ".".join(field)
+        for key, fields in owners.items()
+        if key != (manager, "Apply")
+        for field in fields & applied
+        if have.get(field) != wanted_values[field]
+    )
+    if conflicts and not force:
+        message = f"Apply failed with {len(conflicts)} conflicts: {', '.join(conflicts)}"
+        return k8s.KubernetesError(status=409, reason="Conflict", message=message)
     for key, fields in owners.items():
         if key != (manager, "Apply"):
             owners[key] = {f for f in fields if f not in applied or have.get(f) == wanted_values[f]}

@@ -256,7 +256,7 @@ def test_the_ingress_is_server_side_applied_and_not_sent_when_ours_matches() -> 
     get, patch = sent
     assert (get.method, patch.method) == ("GET", "PATCH")
     assert patch.url.path == "/apis/networking.k8s.io/v1/namespaces/team/ingresses/work-mcp"
-    assert dict(patch.url.params) == {"fieldManager": "ragdown-operator", "force": "true"}
+    assert dict(patch.url.params) == {"fieldManager": "ragdown-operator"}  # creating: not forced
     assert patch.headers["Content-Type"] == "application/apply-patch+yaml"
     body = json.loads(patch.content)
     assert body == written
@@ -265,6 +265,30 @@ def test_the_ingress_is_server_side_applied_and_not_sent_when_ours_matches() -> 
     assert asyncio.run(kube.apply_ingress("team", written)) == "unchanged"
     assert [r.method for r in sent] == ["GET"]
     assert stored["spec"]["ingressClassName"] == "nginx"
+    sent.clear()
+    assert asyncio.run(kube.apply_ingress("team", wanted_ingress('{"ours": "2"}'))) == "updated"
+    assert [r.method for r in sent] == ["GET", "PATCH"]
+    assert dict(sent[1].url.params) == {"fieldManager": "ragdown-operator", "force": "true"}  # ours
+
+
+def test_an_ingress_made_between_the_read_and_the_create_is_not_taken_over() -> None:
+    theirs = {"metadata": {"name": "work-mcp"}, "spec": {"rules": [{"host": "theirs.example"}]}}
+    answers = [
+        httpx.Response(404),
+        httpx.Response(409, json={"reason": "Conflict"}),
+        httpx.Response(200, json=theirs),
+    ]
+    sent: list[httpx.Request] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return answers.pop(0)
+
+    kube = Kube(httpx.AsyncClient(base_url="http://api", transport=httpx.MockTransport(api)))
+    with pytest.raises(IngressConflict, match="exists and is not this resource's"):
+        asyncio.run(kube.apply_ingress("team", wanted_ingress()))
+    assert [r.method for r in sent] == ["GET", "PATCH", "GET"]
+    assert "force" not in sent[1].url.params
 
 
 def test_kopf_runs_with_watch_timeouts() -> None:
