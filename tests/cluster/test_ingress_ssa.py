@@ -2,7 +2,9 @@
 the class the DefaultIngressClass admission assigns, a person's class and another controller's
 annotations stay across resyncs; a quiet resync sends only its read; the fields the operator applies
 belong to the field manager `ragdown-operator`; `mcp: false` and deleting the RagdownFolder still remove
-the route. tests/operator shows the same against the emulated API, where the operator runs as a process.
+the route; an Ingress made between the read and the create is not taken over; an apply that creates
+needs `create` in the Role; an Ingress written before server-side apply is taken over cleanly.
+tests/operator shows the same against the emulated API, where the operator runs as a process.
 
 The operator's own code (ragdown_operator.reconcile's ensure_route, as each reconcile runs it) talks to
 the API server with the cluster's kubeconfig, so every request it sends can be counted."""
@@ -50,7 +52,7 @@ def real(request: pytest.FixtureRequest) -> Any:
 
 @pytest.fixture
 def space(real: Any, request: pytest.FixtureRequest) -> str:
-    real.kubectl("apply", "--server-side", "-f", str(REPO / "crds" / "ragdownfolder.yaml"))
+    real.kubectl("apply", "-f", str(REPO / "crds" / "ragdownfolder.yaml"))  # as the other cluster tests do
     real.kubectl("wait", "--for", "condition=established", "crd/ragdownfolders.ragdown.dev", "--timeout=60s")
     return str(request.getfixturevalue("namespace"))
 
