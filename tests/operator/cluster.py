@@ -71,8 +71,9 @@ class Cluster(k8s.KubernetesEmulator):
             current = self.current(request)
             applying = _content_type(request) == APPLY
             if applying and request.resource != INGRESSES:
-                error = k8s.KubernetesError(status=415, reason="UnsupportedMediaType", message=f"{APPLY}")
-                return await self._render_error(error)  # emulated for Ingresses only
+                message = f"{APPLY}: this emulator applies Ingresses only"
+                error = k8s.KubernetesError(status=415, reason="UnsupportedMediaType", message=message)
+                return await self._render_error(error)
             if current is None and applying:  # server-side apply creates what is missing
                 object.__setattr__(request, "action", enums.action.CREATE)
                 object.__setattr__(request, "data", self._created(request))
