@@ -25,9 +25,12 @@ LABEL_COMPONENT = "app.kubernetes.io/component"
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_FOLDER = f"{GROUP}/folder"
 MANAGED_BY = "ragdown-operator"
-# The label and annotation keys the operator set on an object, recorded on it (JSON): a key it set
-# before and no longer wants is removed, and a key anyone else set is never touched.
-OWNED_KEYS = f"{GROUP}/owned-keys"
+# The field manager of the operator's server-side applies: the API server records which fields of an
+# Ingress it owns under this name (docs/cluster.md#field-ownership).
+FIELD_MANAGER = "ragdown-operator"
+# Where operators before server-side apply recorded the label and annotation keys they set (JSON):
+# removed, with the keys it names and no longer wanted, the first time an Ingress is applied.
+LEGACY_OWNED_KEYS = f"{GROUP}/owned-keys"
 
 READY = "Ready"
 SYNCED = "Synced"

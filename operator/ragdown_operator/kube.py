@@ -1,6 +1,6 @@
-"""The few Kubernetes API calls kopf does not make for us: read, create, patch and delete Ingresses;
-list RagdownFolders and edit their metadata (release.py); read the Secrets `spec.tokens` names
-(tokens.py).
+"""The few Kubernetes API calls kopf does not make for us: read, server-side apply and delete Ingresses
+(docs/cluster.md#field-ownership); list RagdownFolders and edit their metadata (release.py); read the
+Secrets `spec.tokens` names (tokens.py).
 
 It uses the credentials kopf logged in with (`use_connection`), so tests against an emulated API
 server and a pod's service account work the same way."""
@@ -18,12 +18,13 @@ import httpx
 import kopf
 
 from ragdown_operator.constants import (
+    FIELD_MANAGER,
     GROUP,
     INSTANCE_LABEL,
     LABEL_INSTANCE,
     LABEL_MANAGED_BY,
+    LEGACY_OWNED_KEYS,
     MANAGED_BY,
-    OWNED_KEYS,
     PLURAL,
     VERSION,
 )
@@ -32,6 +33,8 @@ INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
 SECRETS = "/api/v1/namespaces/{namespace}/secrets"
 EDIT_ATTEMPTS = 5
+# Server-side apply (JSON is YAML).
+APPLY_HEADERS = {"Content-Type": "application/apply-patch+yaml"}
 
 
 class KubeUnavailable(Exception):  # noqa: N818
@@ -124,16 +127,21 @@ class Kube:
         return dict(response.json())
 
     async def apply_ingress(self, namespace: str, ingress: dict[str, Any]) -> str:
-        """Create the Ingress or bring the keys we own to what is wanted: "created", "updated" or
-        "unchanged". Labels and annotations someone else added (a cloud controller, a policy engine)
-        are neither compared nor touched, so a quiet resync sends nothing. An Ingress of that name
-        this resource does not own, or another release made, is never touched (IngressConflict)."""
+        """Create the Ingress or bring the fields we own to `ingress` by server-side apply: "created",
+        "updated" or "unchanged". `ingress` holds only what the operator sets; the API server keeps
+        every field someone else set (the class the default IngressClass assigned, a person's or another
+        controller's labels and annotations) and removes those we applied before and no longer do. It is
+        read first and not written when what we own already matches, so a quiet resync sends nothing.
+        An Ingress of that name this resource does not own, or another release made, is never touched
+        (IngressConflict)."""
         name = ingress["metadata"]["name"]
-        ingress = with_owned_keys(ingress)
+        url = f"{INGRESSES.format(namespace=namespace)}/{name}"
         current = await self.get_ingress(namespace, name)
         if current is None:
-            response = await self._call("POST", INGRESSES.format(namespace=namespace), json=ingress)
-            if response.status_code != 409:  # 409: a create racing ours; compare and patch below
+            # Not forced: an Ingress someone made since the read, with fields of its own, is refused
+            # (409) rather than taken over, and checked below like any other.
+            response = await self._apply(url, ingress, force=False)
+            if response.status_code != 409:
                 response.raise_for_status()
                 return "created"
             current = await self.get_ingress(namespace, name) or {}
@@ -146,17 +154,26 @@ class Kube:
                 f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
                 f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
             )
-        patch = owned_patch(current, ingress)
-        if not patch:
+        if not owned_drift(current, ingress):
             return "unchanged"
-        response = await self._call(
-            "PATCH",
-            f"{INGRESSES.format(namespace=namespace)}/{name}",
-            json=patch,
-            headers={"Content-Type": "application/merge-patch+json"},
-        )
+        legacy = legacy_cleanup(current, ingress)
+        if legacy:
+            response = await self._call(
+                "PATCH",
+                url,
+                params={"fieldManager": FIELD_MANAGER},
+                content=json.dumps(legacy),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            response.raise_for_status()
+        # Forced: ours, so a field of ours someone else changed since is taken back (drift).
+        response = await self._apply(url, ingress, force=True)
         response.raise_for_status()
         return "updated"
+
+    async def _apply(self, url: str, obj: dict[str, Any], *, force: bool) -> httpx.Response:
+        params = {"fieldManager": FIELD_MANAGER, **({"force": "true"} if force else {})}
+        return await self._call("PATCH", url, params=params, content=json.dumps(obj), headers=APPLY_HEADERS)
 
     async def delete_ingress(self, namespace: str, name: str, owner: str) -> bool:
         """Delete the Ingress if this resource (uid `owner`) owns it; False when there is none of ours."""
@@ -235,30 +252,61 @@ def _owner_uids(obj: dict[str, Any]) -> list[str]:
     return [str(ref.get("uid")) for ref in obj.get("metadata", {}).get("ownerReferences") or []]
 
 
-def merge_patch(old: Any, new: Any) -> Any:
-    """The RFC 7386 merge patch turning `old` into `new` (null deletes a key; lists are replaced)."""
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return new
-    patch: dict[str, Any] = {key: None for key in old if key not in new}
-    for key, value in new.items():
-        if key not in old or old[key] != value:
-            patch[key] = merge_patch(old.get(key), value)
-    return patch
+def _names(tree: dict[str, Any], prefix: str = "f:") -> set[str]:
+    """The fields (`f:<name>`) or list items (`k:<key JSON>`) a FieldsV1 tree lists at its top."""
+    return {key[2:] for key in tree if key.startswith(prefix)}
 
 
-def with_owned_keys(wanted: dict[str, Any]) -> dict[str, Any]:
-    """`wanted` with the record of the label and annotation keys it sets (OWNED_KEYS)."""
-    meta = wanted["metadata"]
-    record = {field: sorted(meta.get(field) or {}) for field in ("labels", "annotations")}
-    annotations = {**(meta.get("annotations") or {}), OWNED_KEYS: json.dumps(record, separators=(",", ":"))}
-    return {**wanted, "metadata": {**meta, "annotations": annotations}}
+def applied_fields(current: dict[str, Any]) -> dict[str, set[str]] | None:
+    """What our server-side applies own on `current`, read from its managedFields at the depth the
+    operator compares: label and annotation keys, owner reference uids, the spec's top-level fields
+    (its `rules` and `tls` are atomic lists, owned whole). None when we never applied to it."""
+    for entry in current.get("metadata", {}).get("managedFields") or []:
+        if (entry.get("manager"), entry.get("operation")) != (FIELD_MANAGER, "Apply") or entry.get(
+            "subresource"
+        ):
+            continue
+        fields = entry.get("fieldsV1") or {}
+        meta = fields.get("f:metadata") or {}
+        refs = _names(meta.get("f:ownerReferences") or {}, "k:")
+        return {
+            "labels": _names(meta.get("f:labels") or {}),
+            "annotations": _names(meta.get("f:annotations") or {}),
+            "ownerReferences": {str(json.loads(ref).get("uid", "")) for ref in refs},
+            "spec": _names(fields.get("f:spec") or {}),
+        }
+    return None
+
+
+def owned_drift(current: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """The parts of `current` where what we own is not what we apply (`wanted`): a value of ours that
+    differs (a person's edit moves the field to them), a field we applied before and no longer want,
+    one we now want. Empty when applying `wanted` would change nothing; fields we never applied are
+    not looked at. All of it when we never applied (an Ingress made before server-side apply)."""
+    owned = applied_fields(current)
+    if owned is None:
+        return ["managedFields"]
+    meta, want = current.get("metadata", {}), wanted["metadata"]
+    drift = []
+    for field in ("labels", "annotations"):
+        have, keys = meta.get(field) or {}, want.get(field) or {}
+        if owned[field] != set(keys) or any(have.get(key) != value for key, value in keys.items()):
+            drift.append(field)
+    refs = {str(ref.get("uid")): ref for ref in meta.get("ownerReferences") or []}
+    wanted_refs = {str(ref.get("uid")): ref for ref in want.get("ownerReferences") or []}
+    if owned["ownerReferences"] != set(wanted_refs) or any(refs.get(u) != r for u, r in wanted_refs.items()):
+        drift.append("ownerReferences")
+    spec = current.get("spec") or {}
+    if owned["spec"] != set(wanted["spec"]) or any(spec.get(k) != v for k, v in wanted["spec"].items()):
+        drift.append("spec")
+    return drift
 
 
 def _recorded_keys(meta: dict[str, Any]) -> dict[str, list[str]]:
-    """The keys the last write recorded in OWNED_KEYS; none when absent or unreadable (an Ingress
-    written before the record existed: nothing is removed, everything wanted is set)."""
+    """The keys an operator before server-side apply recorded in LEGACY_OWNED_KEYS; none when absent
+    or unreadable."""
     try:
-        record = json.loads((meta.get("annotations") or {}).get(OWNED_KEYS) or "{}")
+        record = json.loads((meta.get("annotations") or {}).get(LEGACY_OWNED_KEYS) or "{}")
     except ValueError:
         return {}
     if not isinstance(record, dict):
@@ -266,20 +314,19 @@ def _recorded_keys(meta: dict[str, Any]) -> dict[str, list[str]]:
     return {field: [str(key) for key in keys] for field, keys in record.items() if isinstance(keys, list)}
 
 
-def owned_patch(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
-    """The merge patch that brings what we own in `current` to `wanted` (from with_owned_keys); empty
-    when nothing of ours differs. Ours: the spec (a person's edit to it is drift), the labels and
-    annotations `wanted` sets, and those the last write recorded (removed once no longer wanted).
-    Server-side apply would track this for us, but the emulated API the tests run against has none."""
-    meta, want = current.get("metadata", {}), wanted["metadata"]
+def legacy_cleanup(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """For an Ingress an operator before server-side apply wrote: the merge patch removing its
+    LEGACY_OWNED_KEYS record and the keys that record names and `wanted` no longer sets (the API
+    server would keep them: they belong to that operator's plain writes, not to our applies). Empty
+    when there is no record."""
+    meta = current.get("metadata", {})
+    if LEGACY_OWNED_KEYS not in (meta.get("annotations") or {}):
+        return {}
     recorded = _recorded_keys(meta)
-    patch: dict[str, Any] = {}
+    patch: dict[str, Any] = {"metadata": {"annotations": {LEGACY_OWNED_KEYS: None}}}
     for field in ("labels", "annotations"):
-        have, keys = meta.get(field) or {}, want.get(field) or {}
-        dropped = [key for key in recorded.get(field, []) if key in have and key not in keys]
-        changes = {key: None for key in dropped} | {k: v for k, v in keys.items() if have.get(k) != v}
-        if changes:
-            patch.setdefault("metadata", {})[field] = changes
-    if current.get("spec") != wanted["spec"]:
-        patch["spec"] = merge_patch(current.get("spec") or {}, wanted["spec"])
+        have, keys = meta.get(field) or {}, wanted["metadata"].get(field) or {}
+        for key in recorded.get(field, []):
+            if key in have and key not in keys:
+                patch["metadata"].setdefault(field, {})[key] = None
     return patch

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,10 @@ OURS = {"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}
 # What a cloud load-balancer controller and a policy engine add to any Ingress.
 THEIR_LABELS = {"policy.example/team": "docs"}
 THEIR_ANNOTATIONS = {"alb.ingress.kubernetes.io/scheme": "internal"}
+CERT_MANAGER = {
+    "cert-manager.io/cluster-issuer": "letsencrypt",
+    "acme.cert-manager.io/http01-edit-in-place": "true",
+}
 
 
 @pytest.fixture
@@ -71,6 +76,48 @@ async def test_other_controllers_keys_stay_and_a_quiet_resync_writes_nothing(tmp
         assert THEIR_ANNOTATIONS.items() <= meta["annotations"].items()
         assert meta["labels"]["app.kubernetes.io/managed-by"] == "ragdown-operator"
         assert meta["annotations"]["ragdown.dev/folder"] == "work"
+
+
+async def test_the_class_the_cluster_assigned_and_a_certificate_controllers_annotation_stay(
+    tmp_path: Path,
+) -> None:
+    """With no class in the settings the operator applies no ingressClassName: the one the default
+    IngressClass gave (admission, nobody's field) stays, as does what cert-manager adds, through quiet
+    resyncs and through an apply that changes the operator's own fields. tests/cluster/test_ingress_ssa.py
+    shows the same on a real API server."""
+    env = {"RAGDOWN_OPERATOR_INGRESS_CLASS": ""}
+    async with world(tmp_path, operator_env=env) as w:
+        w.cluster.default_ingress_class = "nginx"
+        await w.apply("work", WORK)
+        await quiet(w, "work", "FolderCreated", "RouteCreated")
+        assert ((await w.ingress("work-mcp")) or {})["spec"]["ingressClassName"] == "nginx"
+        annotated = await w.kube.patch(
+            f"{INGRESSES}/work-mcp",
+            params={"fieldManager": "cert-manager"},
+            content=json.dumps({"metadata": {"annotations": CERT_MANAGER}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        annotated.raise_for_status()
+        mark = w.mark()
+        await w.resynced("work", mark)
+        assert w.writes(mark) == []
+
+        # The chart adds an annotation of its own: applied, and nothing of anyone else's is removed.
+        w.operator.stop()
+        w.operator.extra_env["RAGDOWN_OPERATOR_INGRESS_ANNOTATIONS"] = json.dumps(OURS)
+        w.operator.start()
+
+        async def applied() -> dict[str, Any] | None:
+            found = await w.ingress("work-mcp")
+            annotations = (found or {}).get("metadata", {}).get("annotations") or {}
+            return found if found and OURS.items() <= annotations.items() else None
+
+        ingress = await eventually(applied, "the operator's annotation to be applied")
+        assert ingress["spec"]["ingressClassName"] == "nginx"
+        assert CERT_MANAGER.items() <= ingress["metadata"]["annotations"].items()
+        mark = w.mark()
+        await w.resynced("work", mark)
+        assert w.writes(mark) == []
 
 
 async def test_status_is_patched_only_when_it_changes(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ and how conditions move."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import ssl
@@ -22,11 +23,19 @@ from ragdown_operator import instance, kopf_config, release
 from ragdown_operator.constants import finalizer_for
 from ragdown_operator.indexer import FolderState
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_patch, with_owned_keys
+from ragdown_operator.kube import (
+    IngressConflict,
+    Kube,
+    applied_fields,
+    client_for,
+    legacy_cleanup,
+    owned_drift,
+)
 from ragdown_operator.main import NO_API
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition, conditions
+from tests.operator.cluster import applied_by, updated_by
 
 MANAGER = "RagdownFolder team/work"
 
@@ -126,38 +135,160 @@ def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
     assert "tls" not in bare["spec"]
 
 
-def test_only_the_keys_the_operator_set_are_compared_and_patched() -> None:
-    def wanted(annotations: str) -> dict[str, Any]:  # as the environment gives them
-        settings = OperatorSettings.model_validate({"ingress_annotations": annotations})
-        return with_owned_keys(folder_ingress("work", "work", settings))
+OWNER = {
+    "apiVersion": "ragdown.dev/v1alpha1",
+    "kind": "RagdownFolder",
+    "metadata": {"name": "work", "uid": "u1"},
+}
 
-    written = wanted('{"ours": "1", "dropped": "x"}')
-    assert owned_patch(written, written) == {}
-    meta = written["metadata"]
-    current = {
-        **written,
+
+def wanted_ingress(annotations: str = "{}", ingress_class: str = "") -> dict[str, Any]:
+    """What the operator applies, with settings as the environment gives them."""
+    settings = OperatorSettings.model_validate(
+        {"ingress_annotations": annotations, "ingress_class": ingress_class}
+    )
+    ingress = folder_ingress("work", "work", settings)
+    kopf.adopt(ingress, owner=OWNER)
+    return ingress
+
+
+def test_only_the_fields_the_operator_applied_are_compared() -> None:
+    written = wanted_ingress('{"ours": "1", "dropped": "x"}')
+    current = applied_by("ragdown-operator", written)
+    assert owned_drift(current, written) == []
+    meta = current["metadata"]
+    # The class the default IngressClass assigned (nobody's field), another controller's keys, the
+    # status: none of it is ours, so none of it is drift (the operator used to strip the class).
+    others = {
+        **current,
         "metadata": {
             **meta,
             "labels": {**meta["labels"], "theirs": "a"},
-            "annotations": {**meta["annotations"], "their/note": "b"},
+            "annotations": {**meta["annotations"], "cert-manager.io/cluster-issuer": "letsencrypt"},
         },
+        "spec": {**current["spec"], "ingressClassName": "nginx"},
         "status": {"loadBalancer": {}},
     }
-    assert owned_patch(current, written) == {}  # someone else's keys and the status: not ours
-    now = wanted('{"ours": "2"}')
-    record = now["metadata"]["annotations"]["ragdown.dev/owned-keys"]
-    assert owned_patch(current, now) == {
-        "metadata": {"annotations": {"dropped": None, "ours": "2", "ragdown.dev/owned-keys": record}}
+    assert owned_drift(others, written) == []
+    assert owned_drift(others, wanted_ingress('{"ours": "2", "dropped": "x"}')) == ["annotations"]
+    assert owned_drift(others, wanted_ingress('{"ours": "1"}')) == ["annotations"]  # to remove
+    # A class in the settings is ours: wanted where it is not ours yet, whatever the cluster assigned.
+    assert owned_drift(others, wanted_ingress('{"ours": "1", "dropped": "x"}', "traefik")) == ["spec"]
+    # A field of ours a person changed is theirs now, and drift.
+    edited = updated_by("kubectl-edit", {"spec": {"rules": []}}, current)
+    assert owned_drift(edited, written) == ["spec"]
+    # Never applied (written before server-side apply, or by someone else): all of it is to apply.
+    assert owned_drift(written, written) == ["managedFields"]
+
+
+# What kube-apiserver v1.37 recorded for an apply by the operator (tests/cluster/test_ingress_ssa.py),
+# beside what `kubectl annotate` and a person's `kubectl patch` record.
+REAL_MANAGED_FIELDS = [
+    {
+        "apiVersion": "networking.k8s.io/v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {
+                "f:annotations": {"f:ragdown.dev/folder": {}},
+                "f:labels": {"f:app.kubernetes.io/managed-by": {}},
+                "f:ownerReferences": {'k:{"uid":"ed79954e-e4ab-4567-b345-f88d2add5ea0"}': {}},
+            },
+            "f:spec": {"f:ingressClassName": {}, "f:rules": {}},
+        },
+        "manager": "ragdown-operator",
+        "operation": "Apply",
+        "time": "2026-12-02T07:33:44Z",
+    },
+    {
+        "apiVersion": "networking.k8s.io/v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:cert-manager.io/cluster-issuer": {}}}},
+        "manager": "kubectl-annotate",
+        "operation": "Update",
+        "time": "2026-12-02T07:34:01Z",
+    },
+]
+
+
+def test_the_api_servers_record_of_the_operators_fields_is_read() -> None:
+    assert applied_fields({"metadata": {"managedFields": REAL_MANAGED_FIELDS}}) == {
+        "labels": {"app.kubernetes.io/managed-by"},
+        "annotations": {"ragdown.dev/folder"},
+        "ownerReferences": {"ed79954e-e4ab-4567-b345-f88d2add5ea0"},
+        "spec": {"ingressClassName", "rules"},
     }
-    edited = {**current, "spec": {**current["spec"], "ingressClassName": "other"}}
-    assert owned_patch(edited, now)["spec"] == {"ingressClassName": None}  # a person's edit is drift
-    # Written before the record existed: what is wanted is set, nothing is removed.
-    old = {"dropped": "x", "ours": "1", "ragdown.dev/folder": "work"}
-    legacy = {**current, "metadata": {**current["metadata"], "annotations": old}}
-    assert owned_patch(legacy, now)["metadata"]["annotations"] == {
-        "ours": "2",
+    assert applied_fields({"metadata": {"managedFields": REAL_MANAGED_FIELDS[1:]}}) is None
+
+
+def test_an_ingress_written_before_server_side_apply_loses_the_old_record() -> None:
+    now = wanted_ingress('{"ours": "2"}')
+    record = '{"labels":["app.kubernetes.io/name"],"annotations":["dropped","ours","ragdown.dev/folder"]}'
+    annotations = {
+        "dropped": "x",
+        "ours": "1",
+        "ragdown.dev/folder": "work",
         "ragdown.dev/owned-keys": record,
     }
+    legacy = {**now, "metadata": {**now["metadata"], "annotations": annotations}}
+    assert legacy_cleanup(legacy, now) == {
+        "metadata": {"annotations": {"ragdown.dev/owned-keys": None, "dropped": None}}
+    }
+    assert legacy_cleanup(now, now) == {}
+
+
+def test_the_ingress_is_server_side_applied_and_not_sent_when_ours_matches() -> None:
+    """What goes over the wire: the apply patch with only what the operator sets, no class when none
+    is configured; and nothing but the read when what it owns already matches."""
+    written = wanted_ingress('{"ours": "1"}')
+    stored: dict[str, Any] = {}
+    sent: list[httpx.Request] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        if request.method == "GET":
+            return httpx.Response(200, json=stored) if stored else httpx.Response(404)
+        stored.update(applied_by("ragdown-operator", json.loads(request.content)))
+        stored["spec"]["ingressClassName"] = "nginx"  # the cluster's default class
+        return httpx.Response(201, json=stored)
+
+    kube = Kube(httpx.AsyncClient(base_url="http://api", transport=httpx.MockTransport(api)))
+    assert asyncio.run(kube.apply_ingress("team", written)) == "created"
+    get, patch = sent
+    assert (get.method, patch.method) == ("GET", "PATCH")
+    assert patch.url.path == "/apis/networking.k8s.io/v1/namespaces/team/ingresses/work-mcp"
+    assert dict(patch.url.params) == {"fieldManager": "ragdown-operator"}  # creating: not forced
+    assert patch.headers["Content-Type"] == "application/apply-patch+yaml"
+    body = json.loads(patch.content)
+    assert body == written
+    assert "ingressClassName" not in body["spec"]
+    sent.clear()
+    assert asyncio.run(kube.apply_ingress("team", written)) == "unchanged"
+    assert [r.method for r in sent] == ["GET"]
+    assert stored["spec"]["ingressClassName"] == "nginx"
+    sent.clear()
+    assert asyncio.run(kube.apply_ingress("team", wanted_ingress('{"ours": "2"}'))) == "updated"
+    assert [r.method for r in sent] == ["GET", "PATCH"]
+    assert dict(sent[1].url.params) == {"fieldManager": "ragdown-operator", "force": "true"}  # ours
+
+
+def test_an_ingress_made_between_the_read_and_the_create_is_not_taken_over() -> None:
+    theirs = {"metadata": {"name": "work-mcp"}, "spec": {"rules": [{"host": "theirs.example"}]}}
+    answers = [
+        httpx.Response(404),
+        httpx.Response(409, json={"reason": "Conflict"}),
+        httpx.Response(200, json=theirs),
+    ]
+    sent: list[httpx.Request] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return answers.pop(0)
+
+    kube = Kube(httpx.AsyncClient(base_url="http://api", transport=httpx.MockTransport(api)))
+    with pytest.raises(IngressConflict, match="exists and is not this resource's"):
+        asyncio.run(kube.apply_ingress("team", wanted_ingress()))
+    assert [r.method for r in sent] == ["GET", "PATCH", "GET"]
+    assert "force" not in sent[1].url.params
 
 
 def test_kopf_runs_with_watch_timeouts() -> None:
