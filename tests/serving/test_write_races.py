@@ -337,8 +337,8 @@ def test_racing_edits_of_different_lines_are_all_kept(cluster: Cluster) -> None:
 REWRITTEN = ["rewrite-0.md", "rewrite-1.md", "rewrite-2.md"]
 APPENDED = ["log-0.md", "log-1.md"]
 CREATOR = "created"
-# Files are created without created_by, so a create stamps this (docs/documents.md#write, no session given).
-CREATE_STAMP = "---\ncreated_by: ragdown_write\n---\n"
+# A create over HTTP with the agents' token is stamped so (docs/documents.md#provenance, no session given).
+CREATE_STAMP = "---\ncreated_by: ragdown_write (agent token)\n---\n"
 
 
 def word(name: str, number: int) -> str:
