@@ -49,6 +49,11 @@ TARGETS=(
     "helm:helm.sh/helm/v3/cmd/helm"
 )
 
+# kwok's default stages (what kwokctl gives its controller): nodes initialised and kept alive by
+# leases, pods made Ready, Jobs' pods Succeeded, deleted pods removed. Copied from the pinned module.
+STAGES=(node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
+    pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml)
+
 binary_name() { local pkg=${1#*:}; [ "$pkg" = . ] && echo "${1%%:*}" || echo "${pkg##*/}"; }
 
 missing_binaries() {
@@ -56,6 +61,7 @@ missing_binaries() {
     for target in "${TARGETS[@]}"; do
         [ -x "$BIN/$(binary_name "$target")" ] || echo "$target"
     done
+    [ -f "$BIN/kwok-stages.yaml" ] || echo "kwok:stages"
 }
 
 build() {
@@ -69,13 +75,43 @@ build() {
     local target module pkg name started=$SECONDS
     for target in "${todo[@]}"; do
         module=${target%%:*} pkg=${target#*:} name=$(binary_name "$target")
+        if [ "$pkg" = stages ]; then
+            kwok_stages || die "copying kwok's stages from its module failed"
+            continue
+        fi
         say "building $name ($module, $VERSIONS)"
         # go.mod and go.sum are committed and read-only here: every module is pinned by its hash.
-        (cd "$MODULES/$module" && nice -n 10 go build -ldflags="-s -w" -o "$BIN/$name.tmp" "$pkg") \
+        (cd "$MODULES/$module" && nice -n 10 go build -ldflags="-s -w $(version_flags "$module")" -o "$BIN/$name.tmp" "$pkg") \
             || die "building $name failed (see the output above)"
         mv "$BIN/$name.tmp" "$BIN/$name"
     done
     say "built ${#todo[@]} binaries in $((SECONDS - started))s into $BIN"
+}
+
+# The version a release build stamps in (Kubernetes' hack/lib/version.sh does the same): without it the
+# API server reports v0.0.0-master, which charts' kubeVersion constraints refuse.
+version_flags() {
+    local pkg minor=${K8S_VERSION#v1.}
+    minor=${minor%%.*}
+    case "$1" in
+    kubernetes)
+        for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+            printf ' -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean' \
+                "$pkg" "$K8S_VERSION" "$pkg" "$pkg" "$minor" "$pkg"
+        done
+        ;;
+    helm) printf ' -X helm.sh/helm/v3/internal/version.version=%s' "$HELM_VERSION" ;;
+    esac
+}
+
+kwok_stages() {
+    local dir stage
+    dir=$(cd "$MODULES/kwok" && go mod download sigs.k8s.io/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok) || return 1
+    for stage in "${STAGES[@]}"; do
+        echo "---"
+        cat "$dir/kustomize/stage/$stage"
+    done >"$BIN/kwok-stages.yaml.tmp"
+    mv "$BIN/kwok-stages.yaml.tmp" "$BIN/kwok-stages.yaml"
 }
 
 # --- up -------------------------------------------------------------------------------------------
@@ -106,16 +142,21 @@ extendedKeyUsage=serverAuth"
     sign scheduler "/CN=system:kube-scheduler" "extendedKeyUsage=clientAuth"
     # kwok plays every kubelet: it writes node and pod status for nodes it does not authenticate as.
     sign kwok "/O=system:masters/CN=kwok" "extendedKeyUsage=clientAuth"
+    # The front-proxy identity (a CA of its own, as kubeadm makes it), so aggregated-API authentication
+    # is configured as on a real cluster and the components find its CA where they look.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=ragdown-dev-front-proxy-ca" \
+        -keyout "$pki/front-proxy-ca.key" -out "$pki/front-proxy-ca.crt" 2>/dev/null
+    sign front-proxy-client "/CN=front-proxy-client" "extendedKeyUsage=clientAuth" front-proxy-ca
     # ServiceAccount tokens are signed with this key and checked with its public half.
     openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
     openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
 }
 
-sign() { # name subject extensions
-    local pki=$STATE/pki
+sign() { # name subject extensions [ca]
+    local pki=$STATE/pki ca=${4:-ca}
     openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
     printf '%s\n' "$3" >"$pki/$1.ext"
-    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 30 \
+    openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$ca.crt" -CAkey "$pki/$ca.key" -CAcreateserial -days 30 \
         -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>/dev/null
 }
 
@@ -144,7 +185,8 @@ EOF
 start() { # name args... : run in the background, logging to $STATE/<name>.log
     local name=$1
     shift
-    "$BIN/$name" "$@" >"$STATE/$name.log" 2>&1 &
+    # Its own session: a Ctrl-C meant for the shell or the test run that called `up` does not reach it.
+    setsid "$BIN/$name" "$@" </dev/null >"$STATE/$name.log" 2>&1 &
     echo $! >"$STATE/$name.pid"
 }
 
@@ -230,7 +272,7 @@ up() {
         --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
         --initial-cluster "ragdown-dev=http://127.0.0.1:$ETCD_PEER_PORT" \
-        --listen-metrics-urls "" --unsafe-no-fsync --quota-backend-bytes 2147483648
+        --unsafe-no-fsync
     # No admission flags beyond NodeRestriction: the defaults are what a real cluster runs.
     start kube-apiserver --bind-address 127.0.0.1 --secure-port "$PORT" --advertise-address 127.0.0.1 \
         --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -240,6 +282,10 @@ up() {
         --service-account-issuer https://kubernetes.default.svc.cluster.local \
         --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
         --service-cluster-ip-range "$SERVICE_CIDR" --endpoint-reconciler-type none \
+        --requestheader-client-ca-file "$pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+        --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+        --requestheader-extra-headers-prefix X-Remote-Extra- \
+        --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
         ${RAGDOWN_K8S_APISERVER_ARGS:-}
     wait_for 120 "the API server answering /readyz" answers
 
@@ -256,7 +302,7 @@ up() {
         --authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
         --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false
     # kwok manages only the nodes annotated as its own, and serves nothing (no --server-address).
-    start kwok --kubeconfig "$STATE/kwok.kubeconfig" --manage-all-nodes=false \
+    start kwok --config "$BIN/kwok-stages.yaml" --kubeconfig "$STATE/kwok.kubeconfig" --manage-all-nodes=false \
         --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
         --node-ip 127.0.0.1 --node-lease-duration-seconds 40
 
@@ -264,7 +310,7 @@ up() {
     wait_for 120 "three Ready nodes" kubectl_ wait --for condition=Ready node --all --timeout 5s
     # Pods need the namespace's default ServiceAccount, which the controller-manager creates.
     wait_for 120 "the default ServiceAccount" kubectl_ get serviceaccount default
-    say "up: Kubernetes $K8S_VERSION at https://127.0.0.1:$PORT, nodes ${NODES[*]}; eval \"\$($0 env)\""
+    say "up: Kubernetes $K8S_VERSION at https://127.0.0.1:$PORT, 3 nodes in 2 zones; eval \"\$($0 env)\""
 }
 
 # --- down, env ------------------------------------------------------------------------------------

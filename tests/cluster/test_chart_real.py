@@ -95,7 +95,12 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
     assert [c["spec"]["volumeName"] for c in claim] == [volume]
 
     cluster.helm("uninstall", RELEASE, "-n", namespace, "--wait", "--timeout", "180s")
-    # The pre-delete hook's Job ran and was removed (hook-succeeded), and the release's pods are gone.
+    # The pre-delete hook's Job ran to completion (kwok completes a Job's pods), and the release's pods
+    # are gone.
+    completed = cluster.get(
+        "events", "-n", namespace, "--field-selector", "involvedObject.kind=Job,reason=Completed"
+    )["items"]
+    assert [e["involvedObject"]["name"] for e in completed] == [f"{RELEASE}-ragdown-operator-release"]
     eventually(lambda: _assert_empty(pods(cluster, namespace)))
     left = cluster.kubectl(
         "get", "-f", "-", "-o", "name", "--ignore-not-found", input=manifest

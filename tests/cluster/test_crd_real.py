@@ -9,6 +9,7 @@ status is written only through its subresource.
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -29,8 +30,13 @@ def crd(cluster: Cluster) -> Cluster:
     return cluster
 
 
-def apply(cluster: Cluster, namespace: str, obj: dict[str, Any], *extra: str) -> Any:
-    return cluster.kubectl("apply", "-n", namespace, "-f", "-", *extra, input=json.dumps(obj), check=False)
+def placed(obj: dict[str, Any], namespace: str) -> str:
+    """The object as JSON, in the test's namespace."""
+    return json.dumps({**obj, "metadata": {**obj["metadata"], "namespace": namespace}})
+
+
+def apply(cluster: Cluster, namespace: str, obj: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return cluster.kubectl("apply", "-n", namespace, "-f", "-", input=placed(obj, namespace), check=False)
 
 
 def test_crd_is_established_with_the_names_kubectl_uses(crd: Cluster) -> None:
@@ -46,7 +52,13 @@ def test_every_sample_is_admitted(crd: Cluster, namespace: str, key: str) -> Non
     done = apply(crd, namespace, SAMPLES[key])
     assert done.returncode == 0, done.stderr
     stored = crd.get("ragdownfolder", "-n", namespace, SAMPLES[key]["metadata"]["name"])
-    assert stored["spec"]["folder"] == SAMPLES[key]["spec"].get("folder", stored["spec"].get("folder"))
+    # Stored as written, with the schema's defaults filled in by the server.
+    assert stored["spec"] == {
+        "mcp": False,
+        "readOnly": False,
+        "deletionPolicy": "Retain",
+        **SAMPLES[key]["spec"],
+    }
 
 
 def test_defaults_are_applied_by_the_server(crd: Cluster, namespace: str) -> None:
@@ -55,16 +67,66 @@ def test_defaults_are_applied_by_the_server(crd: Cluster, namespace: str) -> Non
     assert stored["spec"] == {"mcp": False, "readOnly": False, "deletionPolicy": "Retain"}
 
 
-@pytest.mark.parametrize("spec", INVALID_SPECS)
-def test_invalid_specs_are_refused_by_the_server(crd: Cluster, namespace: str, spec: dict[str, Any]) -> None:
+# What the real server says to each invalid spec of tests/operator/test_crd.py, as `kubectl apply`
+# shows it: schema errors name the field ('The RagdownFolder "bad" is invalid: spec.…'), unknown fields
+# are refused while decoding (kubectl's default strict field validation).
+SERVER_SAYS = {
+    "dot": "spec.folder in body should match '^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$'",
+    "dash": "spec.folder in body should match",
+    "leading-space": "spec.folder in body should match",
+    "slash": "spec.folder in body should match",
+    "too-long": "spec.folder: Too long: may not be more than 64 bytes",
+    "empty": 'spec.folder: Invalid value: "": spec.folder in body should match',
+    "trailing-space": 'spec.folder: Invalid value: "trailing ": not a valid folder name',
+    "node_modules": 'spec.folder: Invalid value: "node_modules": not a valid folder name',
+    "long-title": "spec.title: Too long: may not be more than 200 bytes",
+    "mcp-string": "spec.mcp in body must be of type boolean",
+    "minScore": "spec.hook.minScore in body should be less than or equal to 1",
+    "minRatio": "spec.hook.minRatio in body should be greater than or equal to 0",
+    "topK-negative": "spec.hook.topK in body should be greater than or equal to 0",
+    "topK-big": "spec.hook.topK in body should be less than or equal to 50",
+    "topK-float": "spec.hook.topK in body must be of type integer",
+    "maxChars": "spec.hook.maxChars in body should be less than or equal to 100000",
+    "unknown-hook-key": 'strict decoding error: unknown field "spec.hook.top_k"',
+    "deletionPolicy": 'spec.deletionPolicy: Unsupported value: "Orphan": supported values: "Retain"',
+    "unknown-tool": 'spec.disabledTools[0]: Unsupported value: "ragdown_search"',
+    "tools-not-a-list": "spec.disabledTools in body must be of type array",
+    "tools-twice": 'spec.disabledTools[1]: Duplicate value: "ragdown_delete"',
+    "unknown-spec-key": 'strict decoding error: unknown field "spec.folders"',
+    "token-names-twice": "spec.tokens: Invalid value: token names must be unique in spec.tokens",
+    "too-many-tokens": "spec.tokens: Too many: 21: must have at most 20 items",
+    "token-name-space": "spec.tokens[0].name in body should match '^[A-Za-z0-9_.-]{1,64}$'",
+    "token-name-empty": "spec.tokens[0].name in body should be at least 1 chars long",
+    "token-name-long": "spec.tokens[0].name: Too long: may not be more than 64 bytes",
+    "secret-not-a-dns-name": 'spec.tokens[0].secretKeyRef.name: Invalid value: "Team_A"',
+    "secret-with-slash": 'spec.tokens[0].secretKeyRef.name: Invalid value: "a/b"',
+    "key-with-slash": 'spec.tokens[0].secretKeyRef.key: Invalid value: "a/b"',
+    "key-empty": "spec.tokens[0].secretKeyRef.key in body should be at least 1 chars long",
+    "no-secretKeyRef": "spec.tokens[0].secretKeyRef: Required value",
+    "no-key": "spec.tokens[0].secretKeyRef.key: Required value",
+    "inline-token": 'strict decoding error: unknown field "spec.tokens[0].value"',
+    "other-namespace": 'strict decoding error: unknown field "spec.tokens[0].namespace"',
+    # Not "must be of type array": an object decodes field by field, and its key is unknown.
+    "tokens-not-a-list": 'strict decoding error: unknown field "spec.tokens.a"',
+    "token-a-string": "spec.tokens[0] in body must be of type object",
+}
+
+
+def test_every_emulated_invalid_case_has_the_servers_message() -> None:
+    assert sorted(SERVER_SAYS) == sorted(str(case.id) for case in INVALID_SPECS)
+
+
+@pytest.mark.parametrize(("case", "spec"), [pytest.param(c.id, c.values[0], id=c.id) for c in INVALID_SPECS])
+def test_invalid_specs_are_refused_by_the_server(
+    crd: Cluster, namespace: str, case: str, spec: dict[str, Any]
+) -> None:
     done = apply(crd, namespace, folder(spec, name="bad"))
     assert done.returncode != 0, f"the API server admitted {spec}"
-    message = done.stderr
-    # What the user sees: the resource named, and the offending field under spec.
-    assert 'RagdownFolder.ragdown.dev "bad" is invalid' in message or "strict decoding error" in message, (
-        message
-    )
-    assert "spec." in message, message
+    if "strict decoding error" in SERVER_SAYS[case]:
+        assert "cannot be handled as a RagdownFolder" in done.stderr
+    else:
+        assert done.stderr.startswith('The RagdownFolder "bad" is invalid: '), done.stderr
+    assert SERVER_SAYS[case] in done.stderr, done.stderr
     assert crd.kubectl("get", "ragdownfolder", "-n", namespace, "bad", check=False).returncode != 0
 
 
@@ -89,7 +151,13 @@ def test_folder_cannot_change(
     assert apply(crd, namespace, folder(old_spec, name="kept")).returncode == 0
     # A replace, not apply: apply would merge the old folder back into a spec that leaves it out.
     done = crd.kubectl(
-        "replace", "-n", namespace, "-f", "-", input=json.dumps(folder(new_spec, name="kept")), check=False
+        "replace",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        input=placed(folder(new_spec, name="kept"), namespace),
+        check=False,
     )
     assert done.returncode != 0
     assert IMMUTABLE_MESSAGE in done.stderr
