@@ -14,12 +14,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.cluster.conftest import NODES, REPO, Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 RELEASE = "rd"
+CHART = REPO / "charts" / "ragdown"
+# prometheus-operator's kinds: their CRDs are not installed here (the chart renders them only on request).
+NOT_HERE = "monitoring.coreos.com/"
 
 
 @pytest.fixture
@@ -67,9 +71,7 @@ def eventually(check: Any, timeout: float = 90) -> Any:
 def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
     cluster: Cluster, namespace: str, volume: str
 ) -> None:
-    installed = cluster.helm(
-        "install", RELEASE, str(REPO / "charts" / "ragdown"), "-n", namespace, "--wait", "--timeout", "180s"
-    )
+    installed = cluster.helm("install", RELEASE, str(CHART), "-n", namespace, "--wait", "--timeout", "180s")
     assert "STATUS: deployed" in installed.stdout
     manifest = cluster.helm("get", "manifest", RELEASE, "-n", namespace).stdout
     # Every object the chart rendered is in the API, as admitted (kubectl fails on any missing).
@@ -111,3 +113,21 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
 
 def _assert_empty(items: list[Any]) -> None:
     assert items == [], [i["metadata"]["name"] for i in items]
+
+
+@pytest.mark.parametrize("values", sorted(p.name for p in (CHART / "ci").glob("*.yaml")))
+def test_every_ci_rendering_is_admitted_by_the_server(cluster: Cluster, namespace: str, values: str) -> None:
+    """Each values file under charts/ragdown/ci, rendered and sent as a server-side dry run: the real
+    schemas, defaulting and admission plugins judge every object without creating it."""
+    cluster.kubectl("apply", "-f", str(REPO / "crds" / "ragdownfolder.yaml"))
+    rendered = cluster.helm(
+        "template", RELEASE, str(CHART), "-n", namespace, "-f", str(CHART / "ci" / values)
+    )
+    documents = [d for d in yaml.safe_load_all(rendered.stdout) if d]
+    kept = [d for d in documents if not d["apiVersion"].startswith(NOT_HERE)]
+    assert kept
+    done = cluster.kubectl(
+        "apply", "--dry-run=server", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(kept), check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("(server dry run)") == len(kept)
