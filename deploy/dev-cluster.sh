@@ -5,7 +5,8 @@
 #
 #   deploy/dev-cluster.sh build   build the pinned binaries into the cache (once per machine)
 #   deploy/dev-cluster.sh up      build what is missing, start the cluster, wait until its nodes are Ready
-#   deploy/dev-cluster.sh env     print KUBECONFIG=, KUBECTL=, HELM= lines: eval "$(deploy/dev-cluster.sh env)"
+#   deploy/dev-cluster.sh env     print KUBECONFIG=, KUBECTL=, HELM= lines:
+#                                 set -a; eval "$(deploy/dev-cluster.sh env)"; set +a
 #   deploy/dev-cluster.sh down    stop every process `up` started (by pid file) and remove the state
 #   deploy/dev-cluster.sh status  say whether the cluster answers
 #   deploy/dev-cluster.sh built   succeed when every binary is in the cache (nothing to build)
@@ -323,7 +324,7 @@ up() {
     wait_for 120 "three Ready nodes" kubectl_ wait --for condition=Ready node --all --timeout 5s
     # Pods need the namespace's default ServiceAccount, which the controller-manager creates.
     wait_for 120 "the default ServiceAccount" kubectl_ get serviceaccount default
-    say "up: Kubernetes $K8S_VERSION at https://127.0.0.1:$PORT, 3 nodes in 2 zones; eval \"\$($0 env)\""
+    say "up: Kubernetes $K8S_VERSION at https://127.0.0.1:$PORT, 3 nodes in 2 zones; set -a; eval \"\$($0 env)\"; set +a"
 }
 
 # --- down, env ------------------------------------------------------------------------------------
@@ -352,9 +353,9 @@ down() {
 
 env_() {
     [ -f "$STATE/admin.kubeconfig" ] || die "not up: run $0 up first"
-    echo "KUBECONFIG=$STATE/admin.kubeconfig"
-    echo "KUBECTL=$BIN/kubectl"
-    echo "HELM=$BIN/helm"
+    # NAME=value lines (shell-quoted), for `set -a; eval "$(deploy/dev-cluster.sh env)"; set +a`
+    # or a script that reads them.
+    printf 'KUBECONFIG=%q\nKUBECTL=%q\nHELM=%q\n' "$STATE/admin.kubeconfig" "$BIN/kubectl" "$BIN/helm"
 }
 
 case "${1:-}" in
