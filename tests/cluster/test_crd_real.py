@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import REPO, Cluster
-from tests.operator.test_crd import FULL, IMMUTABLE_MESSAGE, INVALID_SPECS, folder
+from tests.operator.test_crd import (
+    FULL,
+    IMMUTABLE_MESSAGE,
+    INVALID_SPECS,
+    INVALID_STATUSES,
+    VALID_SPECS,
+    folder,
+)
 from tests.operator.test_samples import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
@@ -59,6 +66,12 @@ def test_every_sample_is_admitted(crd: Cluster, namespace: str, key: str) -> Non
         "deletionPolicy": "Retain",
         **SAMPLES[key]["spec"],
     }
+
+
+@pytest.mark.parametrize("spec", VALID_SPECS)
+def test_valid_specs_are_admitted_by_the_server(crd: Cluster, namespace: str, spec: dict[str, Any]) -> None:
+    done = apply(crd, namespace, folder(spec, name="good"))
+    assert done.returncode == 0, done.stderr
 
 
 def test_defaults_are_applied_by_the_server(crd: Cluster, namespace: str) -> None:
@@ -197,11 +210,21 @@ def test_status_is_written_only_through_its_subresource(crd: Cluster, namespace:
         "-p", '{"status":{"files":9}}',
     )  # fmt: skip
     assert crd.get("ragdownfolder", "-n", namespace, "st")["status"]["files"] == 9
-    refused = crd.kubectl(
-        "patch", "ragdownfolder", "st", "-n", namespace, "--subresource", "status", "--type", "merge",
-        "-p", '{"status":{"files":-1}}', check=False,
-    )  # fmt: skip
-    assert refused.returncode != 0
-    assert "status.files" in refused.stderr
+    for status, field in zip(
+        INVALID_STATUSES,
+        [
+            "status.files: Invalid value: -1: files in body should be greater than or equal to 0",
+            'status.conditions[0].status: Unsupported value: "Maybe"',
+            "status.conditions[0].type: Required value",
+        ],
+        strict=True,
+    ):
+        refused = crd.kubectl(
+            "patch", "ragdownfolder", "st", "-n", namespace, "--subresource", "status", "--type", "merge",
+            "-p", json.dumps({"status": status}), check=False,
+        )  # fmt: skip
+        assert refused.returncode != 0, status
+        assert field in refused.stderr, refused.stderr
+    assert crd.get("ragdownfolder", "-n", namespace, "st")["status"]["files"] == 9
     # ...and a status write leaves the spec alone.
     assert crd.get("ragdownfolder", "-n", namespace, "st")["spec"]["folder"] == "work"

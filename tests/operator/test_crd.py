@@ -316,26 +316,27 @@ def test_full_resource_is_admitted() -> None:
     assert admit(FULL) == []
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        {},
-        {"folder": "work"},
-        {"folder": "_inbox"},
-        {"folder": "My notes.v2-final"},
-        {"folder": "a" * 64},
-        {"title": "t" * 200},
-        {"disabledTools": TOOLS},
-        {"hook": {}},
-        {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
-        {"hook": {"topK": 50, "minScore": 1}},
-        {"deletionPolicy": "Retain"},
-        {"tokens": []},
-        {"tokens": [{"name": "a", "secretKeyRef": {"name": "s", "key": "k"}}]},
-        {"tokens": [{"name": n, "secretKeyRef": {"name": "s", "key": "k"}} for n in ("a", "b", "A", "a.b")]},
-        {"tokens": [{"name": "n" * 64, "secretKeyRef": {"name": "s" * 253, "key": "K" * 253}}]},
-    ],
-)
+# Specs the API server must admit; tests/cluster/test_crd_real.py sends each to a real one.
+VALID_SPECS: list[dict[str, Any]] = [
+    {},
+    {"folder": "work"},
+    {"folder": "_inbox"},
+    {"folder": "My notes.v2-final"},
+    {"folder": "a" * 64},
+    {"title": "t" * 200},
+    {"disabledTools": TOOLS},
+    {"hook": {}},
+    {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
+    {"hook": {"topK": 50, "minScore": 1}},
+    {"deletionPolicy": "Retain"},
+    {"tokens": []},
+    {"tokens": [{"name": "a", "secretKeyRef": {"name": "s", "key": "k"}}]},
+    {"tokens": [{"name": n, "secretKeyRef": {"name": "s", "key": "k"}} for n in ("a", "b", "A", "a.b")]},
+    {"tokens": [{"name": "n" * 64, "secretKeyRef": {"name": "s" * 253, "key": "K" * 253}}]},
+]
+
+
+@pytest.mark.parametrize("spec", VALID_SPECS)
 def test_valid_specs(spec: dict[str, Any]) -> None:
     assert admit(folder(spec)) == []
 
@@ -397,12 +398,16 @@ def test_token_names_are_unique_by_the_list_type_and_by_a_rule_with_a_message() 
     assert ".spec.tokens: Duplicate value" in admit(twice)
 
 
+# Statuses the API server must refuse (the cluster tier writes each through the status subresource).
+INVALID_STATUSES: list[dict[str, Any]] = [
+    {"files": -1},
+    {"conditions": [{"type": "Ready", "status": "Maybe"}]},
+    {"conditions": [{"status": "True"}]},
+]
+
+
 def test_invalid_status_is_refused() -> None:
-    for status in (
-        {"files": -1},
-        {"conditions": [{"type": "Ready", "status": "Maybe"}]},
-        {"conditions": [{"status": "True"}]},
-    ):
+    for status in INVALID_STATUSES:
         obj = copy.deepcopy(FULL)
         obj["status"] = status
         assert admit(obj) != [], status
