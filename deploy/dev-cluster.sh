@@ -86,7 +86,7 @@ build() {
             || die "building $name failed (see the output above)"
         mv "$BIN/$name.tmp" "$BIN/$name"
     done
-    say "built ${#todo[@]} binaries in $((SECONDS - started))s into $BIN"
+    say "built what was missing (${#todo[@]} of ${#TARGETS[@]} binaries and kwok's stages) in $((SECONDS - started))s into $BIN"
     # The build cache (about 5 GB) only speeds up a rebuild of a new version set; the module cache
     # (about 2 GB) is kept, so that rebuild downloads only what changed.
     [ -n "${RAGDOWN_K8S_KEEP_BUILD_CACHE:-}" ] || rm -rf "$CACHE/go/build"
