@@ -107,8 +107,11 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
     left = cluster.kubectl(
         "get", "-f", "-", "-o", "name", "--ignore-not-found", input=manifest
     ).stdout.split()
-    # The claim stays by design (persistence.keep: the documents outlive the release).
-    assert left == [f"persistentvolumeclaim/{claim[0]['metadata']['name']}"]
+    # The claim and the generated token Secret stay by design (persistence.keep: the documents outlive
+    # the release; helm.sh/resource-policy keep: a reinstall keeps every agent's configured token).
+    assert sorted(left) == sorted(
+        [f"persistentvolumeclaim/{claim[0]['metadata']['name']}", f"secret/{RELEASE}-ragdown-token"]
+    )
 
 
 def _assert_empty(items: list[Any]) -> None:
