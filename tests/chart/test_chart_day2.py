@@ -17,13 +17,13 @@ import pytest
 
 from tests.chart.test_chart import (
     CHART,
-    REPO,
     FULLNAME,
     INDEXER,
     NAMESPACE,
     OPERATOR,
     READER,
     RELEASE,
+    REPO,
     Obj,
     Render,
     Rendered,
@@ -292,7 +292,8 @@ def test_the_prometheus_rule_alerts_on_this_release(render: Render, default: Ren
             assert matchers["namespace"] == ("Equal", NAMESPACE), (name, metric)
             # This release's pods by name; never a label only the ServiceMonitor adds.
             op, pods = matchers["pod"]
-            assert op == "Re" and pods.startswith(FULLNAME + "-"), (name, metric)
+            assert op == "Re", (name, metric)
+            assert pods.startswith(FULLNAME + "-"), (name, metric)
             assert not SERVICE_MONITOR_ONLY & matchers.keys(), (name, metric)
     assert found["RagdownSearchSlow"]["expr"].endswith("> 0.5")
     assert found["RagdownSyncStale"]["expr"].endswith("> 21600")
@@ -341,9 +342,9 @@ def test_the_alerts_select_the_pods_by_their_names(render: Render, pod: str, com
 
 def test_a_broken_alert_expression_is_refused_by_the_parser() -> None:
     """The parse above is a real check: what Prometheus would refuse, it refuses too."""
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="parenthesis"):
         selectors('sum by (namespace) (rate(ragdown_hook_calls_total{namespace="x"}[5m])')
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="invalid promql"):
         selectors('up{namespace="x"} ==')
 
 
@@ -363,7 +364,11 @@ def test_every_alert_has_a_runbook_section_in_the_docs(render: Render) -> None:
         assert url == f"docs/cluster.md#{name.lower()}", name
         assert url.split("#", 1)[1] in anchors, name
     given = render(
-        {"metrics": {"prometheusRule": {"enabled": True, "runbookBaseUrl": "https://git.example/ops/cluster.md"}}}
+        {
+            "metrics": {
+                "prometheusRule": {"enabled": True, "runbookBaseUrl": "https://git.example/ops/cluster.md"}
+            }
+        }
     )
     assert alerts(given)["RagdownIndexerDown"]["annotations"]["runbook_url"] == (
         "https://git.example/ops/cluster.md#ragdownindexerdown"
