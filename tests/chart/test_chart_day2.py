@@ -98,7 +98,8 @@ def test_token_drift_under_helm_template_is_explained(default: Rendered, render:
 
 def test_the_readme_says_how_to_upgrade_and_uninstall() -> None:
     readme = (CHART / "README.md").read_text(encoding="utf-8")
-    assert "kubectl apply -f charts/ragdown/crds/" in readme  # Helm never upgrades crds/
+    assert "`helm upgrade` applies a changed" in readme  # Helm never upgrades crds/: a template does
+    assert "meta.helm.sh/release-name=<release>" in readme  # adopting the CRD an older chart installed
     assert "--cascade=orphan" in readme  # serviceName of the StatefulSet is immutable
     assert "helm uninstall" in readme
     assert "kubectl delete crd ragdownfolders.ragdown.dev" in readme
