@@ -1,9 +1,12 @@
 """Production defaults from the platform review (issue 25): pods that a chart bump does not restart,
-bounded scratch space, storage that can bind, and the image a user builds and pushes themselves."""
+bounded scratch space, storage that can bind, and the image a user builds and pushes themselves
+(deploy/build-image.sh, run with a stand-in container engine that records what it is asked)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import helm_python as helm
@@ -15,6 +18,7 @@ from tests.chart.test_chart import (
     CI_NAMES,
     NAMESPACE,
     RELEASE,
+    REPO,
     Render,
     Rendered,
     ci_values,
@@ -90,3 +94,94 @@ def test_read_write_many_without_a_storage_class_is_refused(chart: helm.Chart) -
         name=RELEASE,
         namespace=NAMESPACE,
     )
+
+
+# --- the image: built and pushed by the user, to a registry they name ---------------------------------------
+
+BUILD_IMAGE = REPO / "deploy" / "build-image.sh"
+
+
+def build_image(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
+    """Run the script with a stand-in container engine that records each call it gets."""
+    calls = tmp_path / "calls"
+    engine = tmp_path / "engine"
+    engine.write_text(f'#!/bin/sh\nprintf "%s\\037" "$@" >> {calls}\necho >> {calls}\n')
+    engine.chmod(0o755)
+    env = {**os.environ, "CONTAINER_ENGINE": str(engine)}
+    done = subprocess.run(
+        ["bash", str(BUILD_IMAGE), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    recorded = calls.read_text().splitlines() if calls.exists() else []
+    return done, [line.rstrip("\x1f").split("\x1f") for line in recorded]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "no target image given"),
+        (("--push",), "no target image given"),
+        (("ghcr.io/acme/ragdown",), "has no tag"),
+        (("localhost:5000/ragdown",), "has no tag"),
+        (("ragdown:dev", "--push"), "names no registry"),
+        (("ghcr.io/Acme/ragdown:1",), "not a valid image name"),
+        (("ghcr.io/acme/ragdown:1", "--pussh"), "unknown option --pussh"),
+        (("ghcr.io/acme/ragdown@sha256:" + "0" * 64,), "has a digest"),
+        (("a/b:1", "c/d:2"), "one target only"),
+    ],
+    ids=["none", "push-only", "no-tag", "port-no-tag", "no-registry-push", "upper", "typo", "digest", "two"],
+)
+def test_build_image_refuses_a_bad_target_in_one_line(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    done, calls = build_image(tmp_path, *args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("build-image: ")
+    assert message in line
+    assert calls == []  # nothing built, nothing pushed
+
+
+def test_build_image_builds_the_dockerfile_and_pushes_where_told(tmp_path: Path) -> None:
+    target = "registry.example.com:5000/team/ragdown:0.1.0"
+    done, calls = build_image(tmp_path, target, "--push", "--", "--build-arg", "BAKE_EMBEDDERS=bge-small")
+    assert done.returncode == 0, done.stderr
+    assert calls == [
+        [
+            "build",
+            "-t",
+            target,
+            "-f",
+            str(REPO / "Dockerfile"),
+            "--build-arg",
+            "BAKE_EMBEDDERS=bge-small",
+            str(REPO),
+        ],
+        ["push", target],
+    ]
+    # The values that pull it, split the way the chart's image.registry/repository/tag are.
+    expected = (
+        "--set image.registry=registry.example.com:5000/team"
+        " --set image.repository=ragdown --set image.tag=0.1.0"
+    )
+    assert expected in done.stdout
+    # A local build (kind load) needs no registry and pushes nothing.
+    local = tmp_path / "local"
+    local.mkdir()
+    done, calls = build_image(local, "ragdown:dev")
+    assert done.returncode == 0, done.stderr
+    assert [call[0] for call in calls] == ["build"]
+
+
+def test_the_default_image_is_said_to_be_built_and_pushed_first(default: Rendered, render: Render) -> None:
+    """ragdown:<appVersion> is Docker Hub's library/ragdown: values.yaml opens with it, NOTES warns."""
+    values_text = (CHART / "values.yaml").read_text(encoding="utf-8")
+    head = values_text[: values_text.index("\nimage:")]
+    assert "deploy/build-image.sh" in head
+    assert "image.registry" in head
+    assert "library/ragdown" in head
+    assert "deploy/build-image.sh" in default.notes
+    assert "docker.io/library/ragdown" in default.notes
+    pulled = render({"image": {"registry": "ghcr.io/acme"}}).notes
+    assert "build-image.sh" not in pulled
+    assert "build-image.sh" not in render({"image": {"repository": "acme/ragdown"}}).notes
