@@ -534,6 +534,8 @@ def test_the_operator_runs_once_with_its_settings(render: Render) -> None:
     main = container(operator, "operator")
     assert main["command"] == ["ragdown-operator"]
     assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    # Ready once kopf answers: the metrics Service sends scrapes only to a running operator.
+    assert main["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert {(p["name"], p["containerPort"]) for p in main["ports"]} == {("health", 8080), ("metrics", 9090)}
     env = env_of(main)
     assert env["RAGDOWN_OPERATOR_INDEXER_URL"] == f"http://{INDEXER}:3000"
