@@ -92,7 +92,7 @@ def test_checkov_finds_nothing_unexplained(renders: Path) -> None:
         f"pip install checkov=={CHECKOV_VERSION} (into a venv of its own), as .ci/run does",
     )
     done = subprocess.run(
-        [checkov, "--config-file", str(CHECKOV_CONFIG), "-d", str(renders), "-o", "json", "--quiet"],
+        [checkov, "--config-file", str(CHECKOV_CONFIG), "-d", str(renders), "-o", "json"],
         capture_output=True,
         text=True,
         timeout=600,
