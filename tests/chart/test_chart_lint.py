@@ -122,7 +122,7 @@ def test_trivy_finds_nothing_unexplained(renders: Path, tmp_path: Path) -> None:
         "RAGDOWN_TRIVY",
         CACHE / "ragdown-trivy" / TRIVY_VERSION / "trivy",
         "trivy",
-        f"GOEXPERIMENT=jsonv2 go install github.com/aquasecurity/trivy/cmd/trivy@{TRIVY_VERSION}, as .ci/run does",
+        f"GOEXPERIMENT=jsonv2 go install github.com/aquasecurity/trivy/cmd/trivy@{TRIVY_VERSION} (.ci/run)",
     )
     done = subprocess.run(
         [
