@@ -17,6 +17,7 @@ import contextlib
 import datetime
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import httpx
@@ -42,6 +43,23 @@ from ragdown_operator.tokens import TokenUnavailable
 
 MAX_DELAY_S = 300.0
 LOG = logging.getLogger("ragdown_operator")
+# The Synced reasons raised as PermanentError (docs/cluster.md#failures-and-retries): not retried until
+# the spec changes, by the timer neither.
+PERMANENT_REASONS = frozenset({"InvalidSpec", "IndexerRefused"})
+
+
+def failed_for_good(body: kopf.Body) -> bool:
+    """Whether this generation of the spec already ended in a permanent failure, as its status says.
+    The status, not memory: an operator restarted meanwhile keeps quiet too."""
+    generation = body.metadata.get("generation")
+    return any(
+        isinstance(c, Mapping)
+        and c.get("type") == SYNCED
+        and c.get("status") == "False"
+        and c.get("reason") in PERMANENT_REASONS
+        and c.get("observedGeneration") == generation
+        for c in body.status.get("conditions") or []
+    )
 
 
 class Operator:
@@ -93,10 +111,14 @@ class Operator:
         await self.indexer.close()
         await self.kube.close()
 
-    def login(self, settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo | None:
+    async def login(self, settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo | None:
+        """kopf logs in at start and again whenever the API refuses the credentials (a rotated token):
+        each login makes a new client, and the one it replaces is closed, not left with its pool open."""
         info = connection_info(self.config.kube_url, self.config.namespace, settings)
         if info is not None:
-            self.kube.use_connection(info, self.config.request_timeout_s)
+            replaced = self.kube.use_connection(info, self.config.request_timeout_s)
+            if replaced is not None:
+                await replaced.aclose()
         return info
 
     def indexer_reachable(self, **_: Any) -> dict[str, object]:
@@ -204,7 +226,10 @@ class Operator:
         async with self.lock_for(body):
             if body.metadata.get("deletionTimestamp"):  # the finalizer has it now
                 return
-            # On PermanentError the status says why; the change handler retries when the spec changes.
+            # A spec that failed for good stays failed until it changes (the change handler runs then):
+            # re-running it every resync would only re-count the failure and keep the alert firing.
+            if failed_for_good(body):
+                return
             with contextlib.suppress(kopf.PermanentError):
                 await self.run(body, patch, int(kwargs.get("retry") or 0), "timer")
 

@@ -100,8 +100,10 @@ class Kube:
     def __init__(self, http: httpx.AsyncClient | None = None) -> None:
         self._http = http  # set at login (use_connection), or given (tests)
 
-    def use_connection(self, info: kopf.ConnectionInfo, timeout_s: float = 30.0) -> None:
-        self._http = client_for(info, timeout_s)
+    def use_connection(self, info: kopf.ConnectionInfo, timeout_s: float = 30.0) -> httpx.AsyncClient | None:
+        """Calls go through a client for `info` from now on; the one it replaces is returned to be closed."""
+        replaced, self._http = self._http, client_for(info, timeout_s)
+        return replaced
 
     async def close(self) -> None:
         if self._http is not None:

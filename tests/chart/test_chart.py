@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -283,7 +284,7 @@ def test_every_container_runs_non_root_on_a_read_only_root_without_capabilities(
             assert security.get("runAsNonRoot", pod_security.get("runAsNonRoot")) is True, where
             assert "runAsUser" not in security, where
         # A read-only root needs somewhere writable for caches and temp files.
-        assert {"name": "tmp", "emptyDir": {}} in spec["volumes"]
+        assert "emptyDir" in {v["name"]: v for v in spec["volumes"]}["tmp"]
         # Only the operator (and its uninstall hook) talks to the API server.
         is_operator = workload["metadata"]["name"] in (OPERATOR, RELEASE_JOB)
         assert spec["automountServiceAccountToken"] is is_operator
@@ -308,7 +309,7 @@ def test_the_query_log_sidecar_is_native_or_legacy(render: Render, name: str) ->
         # Prompts are logged as a hash unless includePrompts says otherwise (query-log's ci file does).
         keeps = ci_values(name)["queryLog"].get("includePrompts", False)
         assert server_env.get("RAGDOWN_QUERY_LOG_PROMPTS") == ("true" if keeps else None)
-        assert {"name": "query-log", "emptyDir": {}} in spec["volumes"]
+        assert {"name": "query-log", "emptyDir": {"sizeLimit": "64Mi"}} in spec["volumes"]
 
 
 def test_the_query_log_is_off_by_default(default: Rendered) -> None:
@@ -535,6 +536,8 @@ def test_the_operator_runs_once_with_its_settings(render: Render) -> None:
     main = container(operator, "operator")
     assert main["command"] == ["ragdown-operator"]
     assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    # Ready once kopf answers: the metrics Service sends scrapes only to a running operator.
+    assert main["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert {(p["name"], p["containerPort"]) for p in main["ports"]} == {("health", 8080), ("metrics", 9090)}
     env = env_of(main)
     assert env["RAGDOWN_OPERATOR_INDEXER_URL"] == f"http://{INDEXER}:3000"
@@ -668,7 +671,8 @@ def test_every_object_carries_the_recommended_labels(render: Render, name: str) 
         assert labels["app.kubernetes.io/instance"] == RELEASE, where
         assert labels["app.kubernetes.io/part-of"] == "ragdown", where
         assert labels["app.kubernetes.io/managed-by"] == "Helm", where
-        assert obj["metadata"]["namespace"] == NAMESPACE, where
+        if obj["kind"] != "CustomResourceDefinition":  # cluster-wide
+            assert obj["metadata"]["namespace"] == NAMESPACE, where
         template = obj.get("spec", {}).get("template")
         if template is not None:
             assert template["metadata"]["labels"].keys() >= LABEL_KEYS, where
@@ -693,13 +697,62 @@ def test_the_values_schema_refuses_bad_values(chart: helm.Chart, values: Obj, me
     assert message in str(refused.value)
 
 
-def test_the_chart_crd_is_the_repository_crd(chart: helm.Chart) -> None:
-    assert (CHART / "crds" / "ragdownfolder.yaml").read_bytes() == (
-        REPO / "crds" / "ragdownfolder.yaml"
-    ).read_bytes()
-    (crd,) = chart.crds
-    assert crd["filename"].endswith("crds/ragdownfolder.yaml")
-    assert crd["data"].encode() == (REPO / "crds" / "ragdownfolder.yaml").read_bytes()
+CHART_CRD = CHART / "files" / "crds" / "ragdownfolder.yaml"
+
+
+def test_the_chart_crd_is_the_repository_crd(chart: helm.Chart, default: Rendered) -> None:
+    """One source: the chart's copy is byte for byte the repository's, and the rendered CRD is it."""
+    assert CHART_CRD.read_bytes() == (REPO / "crds" / "ragdownfolder.yaml").read_bytes()
+    # Nothing in crds/: Helm would install it once and never upgrade it.
+    assert chart.crds == []
+    assert not (CHART / "crds").exists()
+    crd = default.get("CustomResourceDefinition", "ragdownfolders.ragdown.dev")
+    source = yaml.safe_load(CHART_CRD.read_text())
+    assert {k: v for k, v in crd.items() if k != "metadata"} == {
+        k: v for k, v in source.items() if k != "metadata"
+    }
+    assert crd["metadata"]["labels"].items() >= source["metadata"]["labels"].items()
+    # Uninstall leaves it: deleting a CRD deletes every RagdownFolder in the cluster.
+    assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert "annotations" not in render_crd(chart, {"crds": {"keep": False}})["metadata"]
+    assert not Rendered(chart.render({"crds": {"install": False}}, name=RELEASE, namespace=NAMESPACE)).all(
+        "CustomResourceDefinition"
+    )
+
+
+def render_crd(chart: helm.Chart, values: Obj, **how: Any) -> Obj:
+    (crd,) = Rendered(chart.render(values, name=RELEASE, namespace=NAMESPACE, **how)).all(
+        "CustomResourceDefinition"
+    )
+    return crd
+
+
+def test_an_upgrade_applies_a_changed_crd(tmp_path: Path) -> None:
+    """Helm never upgrades crds/: a CRD that changed between chart versions must be in the upgrade's
+    manifests. A new chart version whose CRD gained a field renders it in the upgrade."""
+    copy = tmp_path / "ragdown"
+    shutil.copytree(CHART, copy)
+    crd_file = copy / "files" / "crds" / "ragdownfolder.yaml"
+    source = yaml.safe_load(crd_file.read_text())
+    version = source["spec"]["versions"][0]
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["owner"] = {
+        "type": "string",
+        "description": "added in the next chart version",
+    }
+    version["additionalPrinterColumns"].append({"name": "Owner", "type": "string", "jsonPath": ".spec.owner"})
+    crd_file.write_text(yaml.safe_dump(source))
+    with helm.Chart.load(copy) as upgraded:
+        assert upgraded.crds == []
+        crd = render_crd(upgraded, {}, is_upgrade=True, revision=2)
+    (rendered_version,) = crd["spec"]["versions"]
+    assert rendered_version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["owner"] == {
+        "type": "string",
+        "description": "added in the next chart version",
+    }
+    assert {"name": "Owner", "type": "string", "jsonPath": ".spec.owner"} in rendered_version[
+        "additionalPrinterColumns"
+    ]
+    kubernetes_validate.validate(crd, latest_version(), strict=True)
 
 
 def test_chart_metadata(chart: helm.Chart) -> None:

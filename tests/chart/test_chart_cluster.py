@@ -121,7 +121,13 @@ def test_a_given_reader_affinity_keeps_the_storage_rule(render: Render) -> None:
     assert second["topologyKey"] == HOSTNAME
     assert selects(second, rendered.get("StatefulSet", INDEXER))
     # With ReadWriteMany a given affinity is taken as it is: the chart adds no spreading of its own.
-    shared = render({**values, "topology": "multiNode", "persistence": {"accessModes": ["ReadWriteMany"]}})
+    shared = render(
+        {
+            **values,
+            "topology": "multiNode",
+            "persistence": {"accessModes": ["ReadWriteMany"], "storageClassName": "nfs"},
+        }
+    )
     assert pod_spec(shared.get("Deployment", READER))["affinity"] == values["reader"]["affinity"]
 
 

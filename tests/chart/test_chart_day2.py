@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 
 import helm_python as helm
+import promql_parser
 import pytest
 
 from tests.chart.test_chart import (
@@ -22,6 +23,7 @@ from tests.chart.test_chart import (
     OPERATOR,
     READER,
     RELEASE,
+    REPO,
     Obj,
     Render,
     Rendered,
@@ -36,7 +38,6 @@ RELEASE_JOB = f"{OPERATOR}-release"
 TEST_POD = f"{FULLNAME}-test"
 SECRET = f"{FULLNAME}-token"
 GIVEN = {"auth": {"token": "agents-1", "adminToken": "admin-1", "internalToken": "internal-1"}}
-SELECTOR = re.compile(r"(ragdown_[a-z_]+)\{([^}]*)\}")
 
 
 def checksums(rendered: Rendered) -> dict[str, str | None]:
@@ -97,7 +98,8 @@ def test_token_drift_under_helm_template_is_explained(default: Rendered, render:
 
 def test_the_readme_says_how_to_upgrade_and_uninstall() -> None:
     readme = (CHART / "README.md").read_text(encoding="utf-8")
-    assert "kubectl apply -f charts/ragdown/crds/" in readme  # Helm never upgrades crds/
+    assert "`helm upgrade` applies a changed" in readme  # Helm never upgrades crds/: a template does
+    assert "meta.helm.sh/release-name=<release>" in readme  # adopting the CRD an older chart installed
     assert "--cascade=orphan" in readme  # serviceName of the StatefulSet is immutable
     assert "helm uninstall" in readme
     assert "kubectl delete crd ragdownfolders.ragdown.dev" in readme
@@ -239,6 +241,38 @@ def alerts(rendered: Rendered) -> dict[str, Obj]:
     return {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
 
 
+def selectors(expr: str) -> list[tuple[str, dict[str, tuple[str, str]]]]:
+    """Every series selector of a parsed PromQL expression: metric name → {label: (op, value)}.
+    Parsing (promql-parser, Prometheus' grammar) refuses what Prometheus would refuse to load."""
+    found: list[tuple[str, dict[str, tuple[str, str]]]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            matchers = {m.name: (str(m.op).rsplit(".", 1)[-1], m.value) for m in node.matchers.matchers}
+            found.append((node.name or "", matchers))
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return found
+
+
+# The labels only the chart's ServiceMonitor gives a series: an alert selecting one never fires when
+# the pods are scraped another way.
+SERVICE_MONITOR_ONLY = {"release", "job", "service", "endpoint"}
+EXPECTED_ALERTS = {
+    "RagdownIndexerDown",
+    "RagdownIndexerAbsent",
+    "RagdownReaderTargetsDown",
+    "RagdownOperatorIndexerUnreachable",
+    "RagdownSyncStuck",
+    "RagdownHookInjectionsStopped",
+    "RagdownSearchSlow",
+    "RagdownIndexNotSynced",
+    "RagdownSyncStale",
+    "RagdownOverloaded",
+    "RagdownOperatorReconcileFailing",
+}
+
+
 def test_the_prometheus_rule_alerts_on_this_release(render: Render, default: Rendered) -> None:
     assert not default.all("PrometheusRule")
     rendered = render(ci_values("prometheusrule"))
@@ -246,35 +280,100 @@ def test_the_prometheus_rule_alerts_on_this_release(render: Render, default: Ren
     assert rule["apiVersion"] == "monitoring.coreos.com/v1"
     assert rule["metadata"]["labels"]["release"] == "prometheus"
     found = alerts(rendered)
-    assert set(found) == {
-        "RagdownHookInjectionsStopped",
-        "RagdownSearchSlow",
-        "RagdownIndexNotSynced",
-        "RagdownSyncStale",
-        "RagdownOverloaded",
-        "RagdownOperatorReconcileFailing",
-    }
+    assert set(found) == EXPECTED_ALERTS
     for name, alert in found.items():
         assert re.fullmatch(r"[0-9]+m", alert["for"]), name
-        assert alert["labels"] == {"severity": "warning"}, name
+        assert alert["labels"]["severity"] in {"warning", "critical"}, name
         summary, description = alert["annotations"]["summary"], alert["annotations"]["description"]
         assert summary, name
         assert description, name
-        # Prometheus' own template syntax survives Helm's.
-        assert "{{ $labels." in summary + description, name
-        selectors = SELECTOR.findall(alert["expr"])
-        assert selectors, name
-        for metric, matchers in selectors:
-            assert f'namespace="{NAMESPACE}"' in matchers, (name, metric)
-            assert f'release="{RELEASE}"' in matchers, (name, metric)
-        assert alert["expr"].count("(") == alert["expr"].count(")"), name
+        found_selectors = selectors(alert["expr"])
+        assert found_selectors, name
+        for metric, matchers in found_selectors:
+            assert matchers["namespace"] == ("Equal", NAMESPACE), (name, metric)
+            # This release's pods by name; never a label only the ServiceMonitor adds.
+            op, pods = matchers["pod"]
+            assert op == "Re", (name, metric)
+            assert pods.startswith(FULLNAME + "-"), (name, metric)
+            assert not SERVICE_MONITOR_ONLY & matchers.keys(), (name, metric)
     assert found["RagdownSearchSlow"]["expr"].endswith("> 0.5")
     assert found["RagdownSyncStale"]["expr"].endswith("> 21600")
     assert 'outcome!="ok"' in found["RagdownOperatorReconcileFailing"]["expr"]
-    # Syncs follow changes, not a clock: the age alert is there only when asked for.
+    # The new alerts watch what the outage that matters looks like.
+    assert selectors(found["RagdownIndexerDown"]["expr"])[0][0] == "up"
+    assert found["RagdownIndexerAbsent"]["expr"].startswith("absent(up{")
+    assert found["RagdownIndexerDown"]["labels"]["severity"] == "critical"
+    assert "ragdown_operator_indexer_up" in found["RagdownOperatorIndexerUnreachable"]["expr"]
+    assert "ragdown_embed_queue_depth" in found["RagdownSyncStuck"]["expr"]
+    # Syncs follow changes, not a clock: the age alert is there only when asked for; a stuck sync is
+    # alerted on by default.
     plain = render({"metrics": {"prometheusRule": {"enabled": True}}})
     assert "RagdownSyncStale" not in alerts(plain)
+    assert "RagdownSyncStuck" in alerts(plain)
+    assert "[30m]" in alerts(plain)["RagdownSyncStuck"]["expr"]
     assert alerts(plain)["RagdownSearchSlow"]["expr"].endswith("> 1")
+    off = render({"metrics": {"prometheusRule": {"enabled": True, "syncStuckMinutes": 0}}})
+    assert "RagdownSyncStuck" not in alerts(off)
+
+
+@pytest.mark.parametrize(
+    ("pod", "component"),
+    [
+        (f"{FULLNAME}-indexer-0", "indexer"),
+        (f"{FULLNAME}-reader-7d9f8b6c5d-x2x9q", "reader"),
+        (f"{FULLNAME}-operator-5b7c9d8f6-k8p2m", "operator"),
+    ],
+)
+def test_the_alerts_select_the_pods_by_their_names(render: Render, pod: str, component: str) -> None:
+    """Rendered alone (no ServiceMonitor), every selector still matches the pods it is about, and
+    never another release's."""
+    rendered = render({"metrics": {"prometheusRule": {"enabled": True}}})
+    assert not rendered.all("ServiceMonitor")
+    about = {
+        "indexer": {"RagdownIndexerDown", "RagdownIndexerAbsent", "RagdownSyncStuck"},
+        "reader": {"RagdownReaderTargetsDown"},
+        "operator": {"RagdownOperatorIndexerUnreachable", "RagdownOperatorReconcileFailing"},
+    }[component]
+    for name in about:
+        for _, matchers in selectors(alerts(rendered)[name]["expr"]):
+            pattern = matchers["pod"][1]
+            assert re.fullmatch(pattern, pod), (name, pattern)
+            assert not re.fullmatch(pattern, pod.replace(FULLNAME, "other-ragdown")), (name, pattern)
+
+
+def test_a_broken_alert_expression_is_refused_by_the_parser() -> None:
+    """The parse above is a real check: what Prometheus would refuse, it refuses too."""
+    with pytest.raises(ValueError, match="parenthesis"):
+        selectors('sum by (namespace) (rate(ragdown_hook_calls_total{namespace="x"}[5m])')
+    with pytest.raises(ValueError, match="invalid promql"):
+        selectors('up{namespace="x"} ==')
+
+
+def github_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.+)$", markdown, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_alert_has_a_runbook_section_in_the_docs(render: Render) -> None:
+    anchors = github_anchors((REPO / "docs" / "cluster.md").read_text(encoding="utf-8"))
+    rendered = render({"metrics": {"prometheusRule": {"enabled": True, "syncMaxAgeSeconds": 60}}})
+    found = alerts(rendered)
+    assert set(found) == EXPECTED_ALERTS
+    for name, alert in found.items():
+        url = alert["annotations"]["runbook_url"]
+        assert url == f"docs/cluster.md#{name.lower()}", name
+        assert url.split("#", 1)[1] in anchors, name
+    given = render(
+        {
+            "metrics": {
+                "prometheusRule": {"enabled": True, "runbookBaseUrl": "https://git.example/ops/cluster.md"}
+            }
+        }
+    )
+    assert alerts(given)["RagdownIndexerDown"]["annotations"]["runbook_url"] == (
+        "https://git.example/ops/cluster.md#ragdownindexerdown"
+    )
 
 
 def test_the_readme_lists_every_alert() -> None:

@@ -162,7 +162,7 @@ def test_a_budget_that_lets_one_go_is_kept(render: Render) -> None:
     rendered = render(
         {
             "topology": "multiNode",
-            "persistence": {"accessModes": ["ReadWriteMany"]},
+            "persistence": {"accessModes": ["ReadWriteMany"], "storageClassName": "nfs"},
             "reader": {
                 "replicas": 3,
                 "autoscaling": {"enabled": False},

@@ -107,10 +107,15 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
     left = cluster.kubectl(
         "get", "-f", "-", "-o", "name", "--ignore-not-found", input=manifest
     ).stdout.split()
-    # The claim and the generated token Secret stay by design (persistence.keep: the documents outlive
-    # the release; helm.sh/resource-policy keep: a reinstall keeps every agent's configured token).
+    # The claim, the generated token Secret and the CRD stay by design (persistence.keep: the documents
+    # outlive the release; resource-policy keep: a reinstall keeps every agent's token, and deleting the
+    # CRD would delete every team's RagdownFolder).
     assert sorted(left) == sorted(
-        [f"persistentvolumeclaim/{claim[0]['metadata']['name']}", f"secret/{RELEASE}-ragdown-token"]
+        [
+            "customresourcedefinition.apiextensions.k8s.io/ragdownfolders.ragdown.dev",
+            f"persistentvolumeclaim/{claim[0]['metadata']['name']}",
+            f"secret/{RELEASE}-ragdown-token",
+        ]
     )
 
 

@@ -23,7 +23,7 @@ from ragdown.folders.manage import FOLDER_TOOLS, MAX_TOKENS, TOKEN_NAME_RE
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_PATH = ROOT / "crds" / "ragdownfolder.yaml"
-CHART_CRD_PATH = ROOT / "charts" / "ragdown" / "crds" / "ragdownfolder.yaml"
+CHART_CRD_PATH = ROOT / "charts" / "ragdown" / "files" / "crds" / "ragdownfolder.yaml"
 
 TOOLS = list(FOLDER_TOOLS)  # the CRD enum must be exactly the server's folder tools
 IMMUTABLE_MESSAGE = "folder cannot be changed: create a new RagdownFolder instead"
@@ -182,8 +182,20 @@ FULL["status"] = {
             "lastTransitionTime": "2026-01-02T03:04:05Z",
             "observedGeneration": 3,
         },
-        {"type": "Synced", "status": "True", "reason": "Written"},
-        {"type": "Routed", "status": "Unknown"},
+        {
+            "type": "Synced",
+            "status": "True",
+            "reason": "Written",
+            "message": "",
+            "lastTransitionTime": "2026-01-02T03:04:05Z",
+        },
+        {
+            "type": "Routed",
+            "status": "Unknown",
+            "reason": "Pending",
+            "message": "not reconciled yet",
+            "lastTransitionTime": "2026-01-02T03:04:05Z",
+        },
     ],
     "files": 42,
     "chunks": 910,
@@ -447,3 +459,54 @@ def test_folder_cannot_change(old_spec: dict[str, Any] | None, new_spec: dict[st
 )
 def test_other_fields_can_change(old_spec: dict[str, Any] | None, new_spec: dict[str, Any]) -> None:
     assert admit(folder(new_spec), old=folder(old_spec)) == []
+
+
+# metav1.Condition as the API server's own types declare it (k8s.io/apimachinery/pkg/apis/meta/v1).
+CONDITION_REQUIRED = {"type", "status", "lastTransitionTime", "reason", "message"}
+CONDITION_TYPE_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+
+
+def with_conditions(conditions: list[dict[str, Any]]) -> dict[str, Any]:
+    resource = copy.deepcopy(FULL)
+    resource["status"]["conditions"] = conditions
+    return resource
+
+
+def test_the_conditions_are_metav1_conditions() -> None:
+    items = SCHEMA["properties"]["status"]["properties"]["conditions"]["items"]
+    assert set(items["required"]) == CONDITION_REQUIRED
+    props = items["properties"]
+    assert (props["type"]["pattern"], props["type"]["maxLength"]) == (CONDITION_TYPE_PATTERN, 316)
+    assert props["reason"]["pattern"] == CONDITION_REASON_PATTERN
+    assert (props["reason"]["minLength"], props["reason"]["maxLength"]) == (1, 1024)
+    assert props["message"]["maxLength"] == 32768
+    assert props["status"]["enum"] == ["True", "False", "Unknown"]
+    assert props["lastTransitionTime"]["format"] == "date-time"
+    assert (props["observedGeneration"]["format"], props["observedGeneration"]["minimum"]) == ("int64", 0)
+    good = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "Reconciled",
+        "message": "",
+        "lastTransitionTime": "2026-01-02T03:04:05Z",
+    }
+    assert admit(with_conditions([good])) == []
+    for key in sorted(CONDITION_REQUIRED):
+        missing = {k: v for k, v in good.items() if k != key}
+        assert admit(with_conditions([missing])), key
+    for bad in ({"reason": "not a reason"}, {"reason": ""}, {"type": "-Ready"}, {"type": "a/b/c"}):
+        assert admit(with_conditions([{**good, **bad}])), bad
+
+
+def test_every_condition_the_operator_writes_is_admitted() -> None:
+    from ragdown_operator.status import Condition, conditions
+
+    reasons = ["InvalidSpec", "IndexerUnreachable", "TokenSecretMissing", "IngressConflict", "McpOff"]
+    for reason in reasons:
+        written = conditions([], [Condition("Synced", False, reason, "why")], 3)
+        written = conditions(written, [Condition("Routed", True, reason, "")], 3)
+        assert admit(with_conditions(written)) == [], reason

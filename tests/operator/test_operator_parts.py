@@ -4,6 +4,7 @@ and how conditions move."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import shutil
@@ -446,3 +447,104 @@ def test_without_an_api_to_log_in_to_the_operator_says_so_and_exits(tmp_path: Pa
         assert "ragdown-operator: cannot log in with the kubeconfig:" in ran.stderr
         assert said in ran.stderr
         assert "Traceback" not in ran.stderr
+
+
+def _invalid_folder(generation: int, status: dict[str, Any]) -> kopf.Body:
+    return kopf.Body(
+        {
+            "apiVersion": "ragdown.dev/v1alpha1",
+            "kind": "RagdownFolder",
+            "metadata": {"name": "bad", "namespace": "team", "uid": "u-1", "generation": generation},
+            "spec": {"folder": "../escape"},
+            "status": status,
+        }
+    )
+
+
+def test_a_spec_that_failed_for_good_is_not_rerun_by_every_resync() -> None:
+    """docs/cluster.md#failures-and-retries: an invalid spec is not retried until it changes. The timer
+    re-running it counted `invalid` every minute, so RagdownOperatorReconcileFailing fired for ever."""
+    from ragdown_operator import handlers, metrics
+
+    operator = handlers.Operator(OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9"))
+
+    def invalid_count() -> float:
+        return metrics.RECONCILES.labels("timer", "invalid")._value.get()
+
+    async def resync(body: kopf.Body) -> kopf.Patch:
+        patch = kopf.Patch()
+        await operator.resync(body, patch)
+        return patch
+
+    async def scenario() -> None:
+        before = invalid_count()
+        # First time this generation is seen failing (e.g. the status was lost): run and record it.
+        first = await resync(_invalid_folder(3, {}))
+        assert invalid_count() == before + 1
+        recorded = {"conditions": first["status"]["conditions"]}
+        synced = {c["type"]: c for c in recorded["conditions"]}["Synced"]
+        assert (synced["reason"], synced["observedGeneration"]) == ("InvalidSpec", 3)
+        # Every later resync of the same generation leaves it alone: nothing counted, nothing written.
+        for _ in range(3):
+            assert not await resync(_invalid_folder(3, recorded))
+        assert invalid_count() == before + 1
+        # A new generation (the spec changed) is reconciled again.
+        await resync(_invalid_folder(4, recorded))
+        assert invalid_count() == before + 2
+        await operator.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_retried_failure_is_still_retried_by_the_resync() -> None:
+    from ragdown_operator import handlers
+
+    body = _invalid_folder(
+        3,
+        {
+            "conditions": [
+                {"type": "Synced", "status": "False", "reason": "IndexerUnreachable", "observedGeneration": 3}
+            ]
+        },
+    )
+    assert not handlers.failed_for_good(body)
+    permanent = _invalid_folder(
+        3,
+        {
+            "conditions": [
+                {"type": "Synced", "status": "False", "reason": "IndexerRefused", "observedGeneration": 3}
+            ]
+        },
+    )
+    assert handlers.failed_for_good(permanent)
+    assert not handlers.failed_for_good(_invalid_folder(4, dict(permanent.status)))
+
+
+def test_a_new_login_closes_the_client_it_replaces() -> None:
+    """kopf logs in again whenever the API refuses the credentials; each old client's pool is closed."""
+    from ragdown_operator import handlers
+
+    operator = handlers.Operator(
+        OperatorSettings(namespace="team", kube_url="http://127.0.0.1:9", indexer_url="http://127.0.0.1:9")
+    )
+
+    async def login(settings: kopf.OperatorSettings) -> object:
+        info = operator.login(settings)  # sync or async: kopf takes either
+        return await info if inspect.isawaitable(info) else info
+
+    async def scenario() -> None:
+        settings = kopf.OperatorSettings()
+        assert await login(settings) is not None
+        first = operator.kube._http
+        assert first is not None
+        assert not first.is_closed
+        await login(settings)
+        second = operator.kube._http
+        assert second is not None
+        assert second is not first
+        assert first.is_closed
+        assert not second.is_closed
+        await operator.close()
+        assert second.is_closed
+
+    asyncio.run(scenario())

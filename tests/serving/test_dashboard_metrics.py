@@ -264,7 +264,9 @@ def test_every_queried_metric_is_exported(exposition: Exposition, monitored: Ren
         "ragdown_search_seconds_bucket",
         "ragdown_last_sync_timestamp_seconds",
         "ragdown_admission_rejections_total",
+        "ragdown_embed_queue_depth",
         "ragdown_operator_reconciles_total",
+        "ragdown_operator_indexer_up",
     }
     assert sorted(alerted - exported.keys()) == []
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -242,3 +243,19 @@ def test_the_metrics_port_answers_only_hosts_it_knows_and_addresses(
         assert b"RAGDOWN_ALLOWED_HOSTS" in answer
     allowed = Guard.of(ServerSettings(allowed_hosts="ragdown-indexer.prod.svc"))
     assert allowed.scrape_allowed("ragdown-indexer.prod.svc")
+
+
+def test_the_search_kinds_said_are_the_kinds_there_are(
+    metrics: Metrics, served: Callable[[Metrics], str]
+) -> None:
+    """The help text and docs/cluster.md name exactly SEARCH_KINDS: no kind of a removed search."""
+    metrics.precreate(["ops"])
+    url = served(metrics)
+    text = httpx.get(url + "/metrics", timeout=10).text
+    (help_line,) = [line for line in text.splitlines() if line.startswith("# HELP ragdown_search_seconds ")]
+    assert help_line.endswith(f"({', '.join(SEARCH_KINDS)}).")
+    kinds = {dict(labels)["kind"] for name, labels in scrape(url) if name == "ragdown_search_seconds_count"}
+    assert kinds == set(SEARCH_KINDS)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text(encoding="utf-8")
+    (row,) = [line for line in docs.splitlines() if line.startswith("| `ragdown_search_seconds`")]
+    assert row.split("|")[2].strip() == "`folder`, `kind` (" + ", ".join(f"`{k}`" for k in SEARCH_KINDS) + ")"

@@ -40,6 +40,12 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Every label of one component's objects: call with (dict "ctx" $ "component" "indexer"). */}}
 {{- define "ragdown.labels" -}}
 helm.sh/chart: {{ include "ragdown.chart" .ctx }}
+{{ include "ragdown.podLabels" . }}
+{{- end }}
+
+{{/* The labels of a component's pod template: all but helm.sh/chart, since any change to a pod
+template rolls its pods and a chart version bump alone must not restart every pod. */}}
+{{- define "ragdown.podLabels" -}}
 {{ include "ragdown.selectorLabels" . }}
 app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/part-of: ragdown
@@ -588,10 +594,13 @@ Call with (dict "ctx" $ "readOnly" <bool> "extra" <component extraVolumes>).
     readOnly: {{ .readOnly }}
 {{- end }}
 - name: tmp
-  emptyDir: {}
+  emptyDir:
+    sizeLimit: {{ .ctx.Values.tmpSizeLimit }}
 {{- if .ctx.Values.queryLog.enabled }}
+# The log rotates at 10 MiB and keeps one old file.
 - name: query-log
-  emptyDir: {}
+  emptyDir:
+    sizeLimit: 64Mi
 {{- end }}
 {{- with .extra }}
 {{ toYaml . }}

@@ -85,7 +85,7 @@ class Metrics:
         reg = self.registry
         self.search_seconds = Histogram(
             "ragdown_search_seconds",
-            "Search duration per folder and kind (recall, context, web).",
+            "Search duration per folder and kind (recall, context).",
             ["folder", "kind"],
             buckets=SEARCH_BUCKETS_S,
             registry=reg,
