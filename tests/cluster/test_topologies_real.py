@@ -225,3 +225,36 @@ def test_upgrade_rolls_only_the_workloads_whose_template_changed_and_helm_test_r
             tested.wait()
     assert tested.returncode == 0, err
     assert "Phase:          Succeeded" in out, out
+
+
+REFUSED = {
+    "multiNode-rwo": (
+        ["--set", "topology=multiNode"],
+        "topology=multiNode needs readers that can mount the index on any node, "
+        'but persistence.accessModes is ["ReadWriteOnce"]',
+    ),
+    "singleNode-rwx": (
+        ["--set", "persistence.accessModes={ReadWriteMany}"],
+        "topology=singleNode holds every reader on the indexer's node, "
+        "but persistence.accessModes ReadWriteMany",
+    ),
+    "budget-keeps-every-reader": (
+        ["--set", "topology=multiNode", *OBJECT_STORE, "--set", "reader.podDisruptionBudget.minAvailable=2"],
+        "reader.podDisruptionBudget.minAvailable=2 keeps all 2 readers up, so no node drain could evict one",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_topology_no_drain_could_finish_is_refused_at_install(
+    cluster: Cluster, namespace: str, case: str
+) -> None:
+    values, message = REFUSED[case]
+    done = cluster.helm("install", RELEASE, str(CHART), "-n", namespace, *values, check=False)
+    assert done.returncode != 0
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+    assert line.startswith("Error: INSTALLATION FAILED: execution error at (ragdown/templates/"), line
+    assert message in line, line
+    # Nothing of the release was made.
+    assert cluster.helm("list", "-n", namespace, "-q").stdout.strip() == ""
+    assert cluster.get("all", "-n", namespace)["items"] == []
