@@ -65,25 +65,37 @@ def eventually(check: Any, timeout: float = 120) -> Any:
             time.sleep(1)
 
 
-@pytest.fixture
-def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
-    """A PersistentVolume in the default class offering both access modes the chart asks for."""
+def persistent_volume(cluster: Cluster, namespace: str, on_node: str = "") -> dict[str, Any]:
+    """A PersistentVolume in the default class for the chart's claim. Given `on_node`, a `local`
+    volume only that node can use, as a ReadWriteOnce disk attached to it is (kwok has no attach and
+    detach to hold a volume to one node, so the node affinity does it); else a hostPath offering both
+    access modes, as a network volume any node mounts."""
     name = f"pv-{namespace}"
-    pv = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "20Gi"},
-            "accessModes": ["ReadWriteOnce", "ReadWriteMany"],
-            "storageClassName": "standard",
-            "persistentVolumeReclaimPolicy": "Retain",
-            "hostPath": {"path": f"/var/lib/ragdown-dev/{name}"},
-        },
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "20Gi"},
+        "accessModes": ["ReadWriteOnce", "ReadWriteMany"],
+        "storageClassName": "standard",
+        "persistentVolumeReclaimPolicy": "Retain",
+        "hostPath": {"path": f"/var/lib/ragdown-dev/{name}"},
     }
+    if on_node:
+        del spec["hostPath"]
+        spec["accessModes"] = ["ReadWriteOnce"]
+        spec["local"] = {"path": f"/var/lib/ragdown-dev/{name}"}
+        term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [on_node]}
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}
     cluster.kubectl("apply", "-f", "-", input=json.dumps(pv))
-    yield name
-    cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
+    return pv
+
+
+@pytest.fixture
+def volumes(cluster: Cluster) -> Iterator[list[str]]:
+    """The names of the PersistentVolumes a test made, deleted afterwards (they are cluster-wide)."""
+    made: list[str] = []
+    yield made
+    for name in made:
+        cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
 
 
 def running(cluster: Cluster, namespace: str, readers: int = 2) -> dict[str, list[str]]:
@@ -118,8 +130,8 @@ def drain(cluster: Cluster, namespace: str, node: str) -> subprocess.CompletedPr
     is uncordoned afterwards, so a replacement only that node's zone may take can start again."""
     try:
         done = cluster.kubectl(
-            "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=90s", check=False,
-            timeout=120,
+            "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=60s", check=False,
+            timeout=90,
         )  # fmt: skip
         left = cluster.get("pods", "-n", namespace, "--field-selector", f"spec.nodeName={node}")["items"]
         assert done.returncode != 0 or left == [], [p["metadata"]["name"] for p in left]
@@ -130,13 +142,17 @@ def drain(cluster: Cluster, namespace: str, node: str) -> subprocess.CompletedPr
 
 @pytest.mark.parametrize("topology", sorted(TOPOLOGIES))
 def test_each_topology_places_its_pods_as_documented_and_drains(
-    cluster: Cluster, namespace: str, volume: str, topology: str
+    cluster: Cluster, namespace: str, volumes: list[str], topology: str
 ) -> None:
+    # singleNode: the volume can only be used on node-a2, so draining it leaves the indexer and the
+    # readers nowhere to go until it is back: the drain must still finish (no budget holds a reader).
+    pinned = "node-a2" if topology == "singleNode" else ""
+    volumes.append(persistent_volume(cluster, namespace, pinned)["metadata"]["name"])
     nodes = install(cluster, namespace, *TOPOLOGIES[topology])
     budgets = cluster.get("pdb", "-n", namespace)["items"]
     if topology == "singleNode":
         # Readers are required onto the indexer's node, and no reader budget could block its drain.
-        assert set(nodes["reader"]) == set(nodes["indexer"]), nodes
+        assert set(nodes["reader"]) == set(nodes["indexer"]) == {pinned}, nodes
         assert budgets == []
     else:
         # Readers spread over nodes (the chart's preferred anti-affinity) and zones (the constraint).
@@ -150,8 +166,8 @@ def test_each_topology_places_its_pods_as_documented_and_drains(
     assert drained.returncode == 0, drained.stderr
     assert f"node/{target} drained" in drained.stdout
     after = eventually(lambda: running(cluster, namespace))
-    if topology == "singleNode":
-        assert set(after["reader"]) == set(after["indexer"]), after
+    if topology == "singleNode":  # back where the volume is, once the node is uncordoned
+        assert set(after["reader"]) == set(after["indexer"]) == {pinned}, after
     else:
         assert {NODES[n] for n in after["reader"]} == {"zone-a", "zone-b"}, after
 
@@ -167,8 +183,9 @@ def templates(cluster: Cluster, namespace: str) -> dict[str, tuple[int, dict[str
 
 
 def test_upgrade_rolls_only_the_workloads_whose_template_changed_and_helm_test_runs(
-    cluster: Cluster, namespace: str, volume: str
+    cluster: Cluster, namespace: str, volumes: list[str]
 ) -> None:
+    volumes.append(persistent_volume(cluster, namespace)["metadata"]["name"])
     install(cluster, namespace)
     before = templates(cluster, namespace)
     # A reader-only value: only the readers' Deployment changes.
