@@ -48,6 +48,8 @@ TOPOLOGIES = {
         "topology=multiNode",
         "--set",
         "persistence.accessModes={ReadWriteMany}",
+        "--set",
+        "persistence.storageClassName=standard",  # the dev cluster's class; the chart wants one named
         *ZONES,
     ],
     "multiNode-object-store": ["--set", "topology=multiNode", *OBJECT_STORE, *ZONES],
@@ -251,7 +253,12 @@ REFUSED = {
         'but persistence.accessModes is ["ReadWriteOnce"]',
     ),
     "singleNode-rwx": (
-        ["--set", "persistence.accessModes={ReadWriteMany}"],
+        [
+            "--set",
+            "persistence.accessModes={ReadWriteMany}",
+            "--set",
+            "persistence.storageClassName=standard",
+        ],
         "topology=singleNode holds every reader on the indexer's node, "
         "but persistence.accessModes ReadWriteMany",
     ),
