@@ -316,26 +316,27 @@ def test_full_resource_is_admitted() -> None:
     assert admit(FULL) == []
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        {},
-        {"folder": "work"},
-        {"folder": "_inbox"},
-        {"folder": "My notes.v2-final"},
-        {"folder": "a" * 64},
-        {"title": "t" * 200},
-        {"disabledTools": TOOLS},
-        {"hook": {}},
-        {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
-        {"hook": {"topK": 50, "minScore": 1}},
-        {"deletionPolicy": "Retain"},
-        {"tokens": []},
-        {"tokens": [{"name": "a", "secretKeyRef": {"name": "s", "key": "k"}}]},
-        {"tokens": [{"name": n, "secretKeyRef": {"name": "s", "key": "k"}} for n in ("a", "b", "A", "a.b")]},
-        {"tokens": [{"name": "n" * 64, "secretKeyRef": {"name": "s" * 253, "key": "K" * 253}}]},
-    ],
-)
+# Specs the API server must admit; tests/cluster/test_crd_real.py sends each to a real one.
+VALID_SPECS: list[dict[str, Any]] = [
+    {},
+    {"folder": "work"},
+    {"folder": "_inbox"},
+    {"folder": "My notes.v2-final"},
+    {"folder": "a" * 64},
+    {"title": "t" * 200},
+    {"disabledTools": TOOLS},
+    {"hook": {}},
+    {"hook": {"topK": 0, "minScore": 0, "minRatio": 1, "maxChars": 100000}},
+    {"hook": {"topK": 50, "minScore": 1}},
+    {"deletionPolicy": "Retain"},
+    {"tokens": []},
+    {"tokens": [{"name": "a", "secretKeyRef": {"name": "s", "key": "k"}}]},
+    {"tokens": [{"name": n, "secretKeyRef": {"name": "s", "key": "k"}} for n in ("a", "b", "A", "a.b")]},
+    {"tokens": [{"name": "n" * 64, "secretKeyRef": {"name": "s" * 253, "key": "K" * 253}}]},
+]
+
+
+@pytest.mark.parametrize("spec", VALID_SPECS)
 def test_valid_specs(spec: dict[str, Any]) -> None:
     assert admit(folder(spec)) == []
 
@@ -344,48 +345,49 @@ def test_no_spec_is_admitted_with_defaults() -> None:
     assert admit(folder()) == []
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        pytest.param({"folder": ".hidden"}, id="dot"),
-        pytest.param({"folder": "-dash"}, id="dash"),
-        pytest.param({"folder": " space"}, id="leading-space"),
-        pytest.param({"folder": "a/b"}, id="slash"),
-        pytest.param({"folder": "a" * 65}, id="too-long"),
-        pytest.param({"folder": ""}, id="empty"),
-        pytest.param({"folder": "trailing "}, id="trailing-space"),
-        pytest.param({"folder": "node_modules"}, id="node_modules"),
-        pytest.param({"title": "t" * 201}, id="long-title"),
-        pytest.param({"mcp": "yes"}, id="mcp-string"),
-        pytest.param({"hook": {"minScore": 1.5}}, id="minScore"),
-        pytest.param({"hook": {"minRatio": -0.1}}, id="minRatio"),
-        pytest.param({"hook": {"topK": -1}}, id="topK-negative"),
-        pytest.param({"hook": {"topK": 51}}, id="topK-big"),
-        pytest.param({"hook": {"topK": 2.5}}, id="topK-float"),
-        pytest.param({"hook": {"maxChars": 100001}}, id="maxChars"),
-        pytest.param({"hook": {"top_k": 6}}, id="unknown-hook-key"),
-        pytest.param({"deletionPolicy": "Orphan"}, id="deletionPolicy"),
-        pytest.param({"disabledTools": ["ragdown_search"]}, id="unknown-tool"),
-        pytest.param({"disabledTools": "ragdown_delete"}, id="tools-not-a-list"),
-        pytest.param({"disabledTools": ["ragdown_delete", "ragdown_delete"]}, id="tools-twice"),
-        pytest.param({"folders": "work"}, id="unknown-spec-key"),
-        pytest.param({"tokens": [token("a"), token("a")]}, id="token-names-twice"),
-        pytest.param({"tokens": [token(f"t{i}") for i in range(21)]}, id="too-many-tokens"),
-        pytest.param({"tokens": [token("a b")]}, id="token-name-space"),
-        pytest.param({"tokens": [token("")]}, id="token-name-empty"),
-        pytest.param({"tokens": [token("n" * 65)]}, id="token-name-long"),
-        pytest.param({"tokens": [token("a", secret="Team_A")]}, id="secret-not-a-dns-name"),
-        pytest.param({"tokens": [token("a", secret="a/b")]}, id="secret-with-slash"),
-        pytest.param({"tokens": [token("a", key="a/b")]}, id="key-with-slash"),
-        pytest.param({"tokens": [token("a", key="")]}, id="key-empty"),
-        pytest.param({"tokens": [{"name": "a"}]}, id="no-secretKeyRef"),
-        pytest.param({"tokens": [{"name": "a", "secretKeyRef": {"name": "s"}}]}, id="no-key"),
-        pytest.param({"tokens": [{"name": "a", "value": "s3cret"}]}, id="inline-token"),
-        pytest.param({"tokens": [{**token("a"), "namespace": "other"}]}, id="other-namespace"),
-        pytest.param({"tokens": {"a": "s"}}, id="tokens-not-a-list"),
-        pytest.param({"tokens": ["s3cret"]}, id="token-a-string"),
-    ],
-)
+# Specs the API server must refuse; tests/cluster/test_crd_real.py sends each to a real one.
+INVALID_SPECS = [
+    pytest.param({"folder": ".hidden"}, id="dot"),
+    pytest.param({"folder": "-dash"}, id="dash"),
+    pytest.param({"folder": " space"}, id="leading-space"),
+    pytest.param({"folder": "a/b"}, id="slash"),
+    pytest.param({"folder": "a" * 65}, id="too-long"),
+    pytest.param({"folder": ""}, id="empty"),
+    pytest.param({"folder": "trailing "}, id="trailing-space"),
+    pytest.param({"folder": "node_modules"}, id="node_modules"),
+    pytest.param({"title": "t" * 201}, id="long-title"),
+    pytest.param({"mcp": "yes"}, id="mcp-string"),
+    pytest.param({"hook": {"minScore": 1.5}}, id="minScore"),
+    pytest.param({"hook": {"minRatio": -0.1}}, id="minRatio"),
+    pytest.param({"hook": {"topK": -1}}, id="topK-negative"),
+    pytest.param({"hook": {"topK": 51}}, id="topK-big"),
+    pytest.param({"hook": {"topK": 2.5}}, id="topK-float"),
+    pytest.param({"hook": {"maxChars": 100001}}, id="maxChars"),
+    pytest.param({"hook": {"top_k": 6}}, id="unknown-hook-key"),
+    pytest.param({"deletionPolicy": "Orphan"}, id="deletionPolicy"),
+    pytest.param({"disabledTools": ["ragdown_search"]}, id="unknown-tool"),
+    pytest.param({"disabledTools": "ragdown_delete"}, id="tools-not-a-list"),
+    pytest.param({"disabledTools": ["ragdown_delete", "ragdown_delete"]}, id="tools-twice"),
+    pytest.param({"folders": "work"}, id="unknown-spec-key"),
+    pytest.param({"tokens": [token("a"), token("a")]}, id="token-names-twice"),
+    pytest.param({"tokens": [token(f"t{i}") for i in range(21)]}, id="too-many-tokens"),
+    pytest.param({"tokens": [token("a b")]}, id="token-name-space"),
+    pytest.param({"tokens": [token("")]}, id="token-name-empty"),
+    pytest.param({"tokens": [token("n" * 65)]}, id="token-name-long"),
+    pytest.param({"tokens": [token("a", secret="Team_A")]}, id="secret-not-a-dns-name"),
+    pytest.param({"tokens": [token("a", secret="a/b")]}, id="secret-with-slash"),
+    pytest.param({"tokens": [token("a", key="a/b")]}, id="key-with-slash"),
+    pytest.param({"tokens": [token("a", key="")]}, id="key-empty"),
+    pytest.param({"tokens": [{"name": "a"}]}, id="no-secretKeyRef"),
+    pytest.param({"tokens": [{"name": "a", "secretKeyRef": {"name": "s"}}]}, id="no-key"),
+    pytest.param({"tokens": [{"name": "a", "value": "s3cret"}]}, id="inline-token"),
+    pytest.param({"tokens": [{**token("a"), "namespace": "other"}]}, id="other-namespace"),
+    pytest.param({"tokens": {"a": "s"}}, id="tokens-not-a-list"),
+    pytest.param({"tokens": ["s3cret"]}, id="token-a-string"),
+]
+
+
+@pytest.mark.parametrize("spec", INVALID_SPECS)
 def test_invalid_specs_are_refused(spec: dict[str, Any]) -> None:
     assert admit(folder(spec)) != []
 
@@ -396,12 +398,16 @@ def test_token_names_are_unique_by_the_list_type_and_by_a_rule_with_a_message() 
     assert ".spec.tokens: Duplicate value" in admit(twice)
 
 
+# Statuses the API server must refuse (the cluster tier writes each through the status subresource).
+INVALID_STATUSES: list[dict[str, Any]] = [
+    {"files": -1},
+    {"conditions": [{"type": "Ready", "status": "Maybe"}]},
+    {"conditions": [{"status": "True"}]},
+]
+
+
 def test_invalid_status_is_refused() -> None:
-    for status in (
-        {"files": -1},
-        {"conditions": [{"type": "Ready", "status": "Maybe"}]},
-        {"conditions": [{"status": "True"}]},
-    ):
+    for status in INVALID_STATUSES:
         obj = copy.deepcopy(FULL)
         obj["status"] = status
         assert admit(obj) != [], status

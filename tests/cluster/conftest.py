@@ -1,0 +1,100 @@
+"""The cluster tier: a real Kubernetes control plane (docs/cluster.md#a-real-control-plane).
+
+`deploy/dev-cluster.sh up` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+kwok (three fake nodes in two zones) from binaries built once per machine from Go modules. The session
+reuses a cluster that already answers (and leaves it running), or starts one and stops it at the end.
+Skipped, with the reason, where the binaries are not built, unless RAGDOWN_REQUIRE_CLUSTER is set
+(.ci/run sets it when Go is present, and builds them first): there the tier must run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "deploy" / "dev-cluster.sh"
+NODES = {"node-a1": "zone-a", "node-a2": "zone-a", "node-b1": "zone-b"}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The real tools, pointed at the dev cluster with its admin identity."""
+
+    kubeconfig: str
+    kubectl_path: str
+    helm_path: str
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": self.kubeconfig}
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [self.kubectl_path, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=timeout,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
+        return done
+
+    def helm(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [self.helm_path, *args], capture_output=True, text=True, env=self.env(), timeout=timeout
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"helm {' '.join(args)} failed: {done.stderr.strip()}")
+        return done
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", "-o", "json", *args).stdout)
+
+
+def script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("RAGDOWN_REQUIRE_CLUSTER"):
+        pytest.fail(f"{reason}, and RAGDOWN_REQUIRE_CLUSTER is set: CI must run the cluster tier")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    started = False
+    if script("status").returncode != 0:
+        built = script("built")
+        if built.returncode != 0:
+            unavailable(built.stderr.strip().removeprefix("dev-cluster: "))
+        up = script("up")
+        assert up.returncode == 0, f"deploy/dev-cluster.sh up failed:\n{up.stderr[-3000:]}"
+        started = True
+    values = dict(line.split("=", 1) for line in script("env").stdout.splitlines())
+    try:
+        yield Cluster(values["KUBECONFIG"], values["KUBECTL"], values["HELM"])
+    finally:
+        if started:
+            script("down")
+
+
+@pytest.fixture
+def namespace(cluster: Cluster) -> Iterator[str]:
+    """A namespace of the test's own, deleted (without waiting) afterwards."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl("create", "namespace", name)
+    yield name
+    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
