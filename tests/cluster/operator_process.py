@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.cluster.conftest import REPO, Cluster
@@ -21,7 +25,7 @@ from tests.operator.harness import Indexer, Operator
 RELEASE = "rd"
 ACCOUNT = f"{RELEASE}-ragdown-operator"
 TEMPLATES = ("operator-serviceaccount.yaml", "operator-role.yaml", "operator-rolebinding.yaml")
-FOLDER_GROUP = "ragdown.dev"
+STATE = Path(os.environ.get("RAGDOWN_K8S_STATE") or f"/tmp/ragdown-k8s-{os.getuid()}")
 
 
 def crd(cluster: Cluster) -> None:
@@ -144,3 +148,49 @@ def kill(process: subprocess.Popen[bytes] | None) -> None:
     assert process is not None
     process.kill()
     process.wait(timeout=30)
+
+
+def alive(pid: int) -> bool:
+    """Running (not a zombie waiting for a parent that is not this test)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def restart_apiserver(cluster: Cluster, down_for: float = 0, admission: str = "") -> str:
+    """Stop kube-apiserver (SIGTERM, as a node reboot or an upgrade does) and start it again with the
+    same command line, in its own session, logging where deploy/dev-cluster.sh logs it; its pid file
+    then names the new process, so `down` still stops it. With `admission`, its
+    --enable-admission-plugins becomes that; the plugins it had are returned, to restore them."""
+    pid_file = STATE / "kube-apiserver.pid"
+    if not pid_file.exists():
+        pytest.skip(f"no {pid_file}: the cluster was not started by deploy/dev-cluster.sh with this state")
+    pid = int(pid_file.read_text())
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
+    flag = argv.index("--enable-admission-plugins")
+    had = argv[flag + 1]
+    if admission:
+        argv[flag + 1] = admission
+    # SIGTERM, and SIGKILL if the graceful shutdown (which waits out open watches) takes long.
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        while alive(pid):
+            time.sleep(0.2)
+    assert cluster.kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode != 0
+    time.sleep(down_for)
+    with (STATE / "kube-apiserver.log").open("ab") as log:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    pid_file.write_text(f"{process.pid}\n")
+    deadline = time.monotonic() + 120
+    while cluster.kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode != 0:
+        assert process.poll() is None, "kube-apiserver exited after its restart"
+        assert time.monotonic() < deadline, "kube-apiserver did not answer /readyz after its restart"
+        time.sleep(0.5)
+    return had

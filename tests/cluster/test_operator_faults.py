@@ -4,10 +4,6 @@ the API server restarted while the operator runs, and the operator killed (SIGKI
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -15,11 +11,20 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import Cluster
-from tests.cluster.operator_process import Setup, crd, kill, log_of, rbac, role_of, running, token_kubeconfig
+from tests.cluster.operator_process import (
+    Setup,
+    crd,
+    kill,
+    log_of,
+    rbac,
+    restart_apiserver,
+    role_of,
+    running,
+    token_kubeconfig,
+)
 from tests.operator.harness import Indexer, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
-STATE = Path(os.environ.get("RAGDOWN_K8S_STATE") or f"/tmp/ragdown-k8s-{os.getuid()}")
 FOLDERS = [f"f{i}" for i in range(6)]
 
 
@@ -50,46 +55,6 @@ async def until(check: Callable[[], Any], what: str, timeout: float = 90) -> Any
         return check()
 
     return await eventually(once, what, timeout)
-
-
-def alive(pid: int) -> bool:
-    """Running (not a zombie waiting for a parent that is not this test)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def restart_apiserver(cluster: Cluster, down_for: float) -> None:
-    """Stop kube-apiserver (SIGTERM, as a node reboot or an upgrade does) and start it again with the
-    same command line, in its own session, logging where deploy/dev-cluster.sh logs it; its pid file
-    then names the new process, so `down` still stops it."""
-    pid_file = STATE / "kube-apiserver.pid"
-    if not pid_file.exists():
-        pytest.skip(f"no {pid_file}: the cluster was not started by deploy/dev-cluster.sh with this state")
-    pid = int(pid_file.read_text())
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-    # SIGTERM, and SIGKILL if the graceful shutdown (which waits out open watches) takes long.
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        while alive(pid):
-            time.sleep(0.2)
-    assert cluster.kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode != 0
-    time.sleep(down_for)
-    with (STATE / "kube-apiserver.log").open("ab") as log:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    pid_file.write_text(f"{process.pid}\n")
-    deadline = time.monotonic() + 120
-    while cluster.kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode != 0:
-        assert process.poll() is None, "kube-apiserver exited after its restart"
-        assert time.monotonic() < deadline, "kube-apiserver did not answer /readyz after its restart"
-        time.sleep(0.5)
 
 
 def routes(setup: Setup) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ from tests.cluster.operator_process import (
     crd,
     log_of,
     rbac,
+    restart_apiserver,
     role_of,
     running,
     token_kubeconfig,
@@ -177,3 +178,23 @@ async def test_each_verb_of_the_role_is_needed(
                 assert events == []
         finally:
             print(log_of(operator)[-3000:])
+
+
+async def test_finalizers_update_is_needed_where_owner_references_are_enforced(setup: Setup) -> None:
+    """OwnerReferencesPermissionEnforcement (on in OpenShift, for one; off in the dev cluster by
+    default): an owner reference with blockOwnerDeletion needs `update` on the owner's finalizers."""
+    setup.role(without(setup.chart_role, "ragdown.dev", "ragdownfolders/finalizers", "update"))
+    had = restart_apiserver(setup.cluster, admission="NodeRestriction,OwnerReferencesPermissionEnforcement")
+    try:
+        with running(setup.operator()) as operator:
+            setup.apply("work", {"mcp": True})
+            ingress = f"/apis/networking.k8s.io/v1/namespaces/{setup.namespace}/ingresses/work-mcp"
+            await until(lambda: refused(log_of(operator), ingress), "the apply to be refused", 60)
+            await until(
+                lambda: refused(json.dumps(setup.get("ragdownfolder", "work")), ingress), "its Routed"
+            )
+            assert setup.get("ingress", "work-mcp") is None
+            setup.role(setup.chart_role)  # the chart's Role: the next retry routes it
+            await until(lambda: setup.ready("work"), "work Ready with the chart's Role")
+    finally:
+        restart_apiserver(setup.cluster, admission=had)
