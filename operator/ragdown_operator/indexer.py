@@ -79,7 +79,8 @@ class IndexerClient:
             response = await self._http.request(method, path, headers=headers, **kwargs)
         except httpx.TransportError as error:
             where = self._http.base_url
-            raise IndexerUnreachable(f"the indexer at {where} did not answer: {error}") from error
+            why = str(error) or type(error).__name__  # httpx's timeouts often say nothing
+            raise IndexerUnreachable(f"the indexer at {where} did not answer: {why}") from error
         if response.status_code >= 500:
             raise IndexerUnreachable(f"the indexer answered {response.status_code}: {response.text[:200]}")
         try:

@@ -115,7 +115,10 @@ class Kube:
         try:
             response = await self._http.request(method, url, **kwargs)
         except httpx.TransportError as error:
-            raise KubeUnavailable(f"the Kubernetes API did not answer: {error}") from error
+            # str() of httpx's timeouts is often empty (a PoolTimeout when every connection is busy).
+            raise KubeUnavailable(
+                f"the Kubernetes API did not answer: {str(error) or type(error).__name__}"
+            ) from error
         if response.status_code >= 500:
             status, text = response.status_code, response.text[:200]
             raise KubeUnavailable(f"the Kubernetes API answered {status}: {text}")

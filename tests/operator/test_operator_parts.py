@@ -22,11 +22,12 @@ import pytest
 from ragdown.folders.manage import FOLDER_TOOLS
 from ragdown_operator import instance, kopf_config, release
 from ragdown_operator.constants import finalizer_for
-from ragdown_operator.indexer import FolderState
+from ragdown_operator.indexer import FolderState, IndexerClient, IndexerUnreachable
 from ragdown_operator.ingress import folder_ingress
 from ragdown_operator.kube import (
     IngressConflict,
     Kube,
+    KubeUnavailable,
     applied_fields,
     client_for,
     legacy_cleanup,
@@ -548,3 +549,24 @@ def test_a_new_login_closes_the_client_it_replaces() -> None:
         assert second.is_closed
 
     asyncio.run(scenario())
+
+
+def test_a_timeout_without_text_is_named_in_the_error() -> None:
+    """At 1,000 folders (bench/README.md) httpx's pool gave out and the errors read "did not answer: "."""
+
+    def busy(request: httpx.Request) -> httpx.Response:
+        raise httpx.PoolTimeout("")
+
+    async def both() -> None:
+        kube = Kube(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(busy)))
+        with pytest.raises(KubeUnavailable, match=r"did not answer: PoolTimeout$"):
+            await kube.get_ingress("ns", "x")
+        await kube.close()
+        indexer = IndexerClient("http://indexer.test", "token", 5)
+        await indexer.close()
+        indexer._http = httpx.AsyncClient(base_url="http://indexer.test", transport=httpx.MockTransport(busy))
+        with pytest.raises(IndexerUnreachable, match=r"did not answer: PoolTimeout$"):
+            await indexer.folder("docs")
+        await indexer.close()
+
+    asyncio.run(both())
