@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
 SCRIPT = REPO / "deploy" / "dev-cluster.sh"
 NODES = {"node-a1": "zone-a", "node-a2": "zone-a", "node-b1": "zone-b"}
 
@@ -61,6 +63,19 @@ class Cluster:
 
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", "-o", "json", *args).stdout)
+
+
+def settled(check: Callable[[], T], timeout: float = 120, every: float = 1) -> T:
+    """`check()` once it stops raising AssertionError (the last one is raised after `timeout`): the
+    real controllers and kwok take their time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return check()
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(every)
 
 
 def script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -10,8 +10,8 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.cluster.conftest import REPO, Cluster
-from tests.operator.harness import Indexer, Operator
+from tests.operator.harness import Indexer, Operator, eventually
 
 RELEASE = "rd"
 ACCOUNT = f"{RELEASE}-ragdown-operator"
@@ -194,3 +194,31 @@ def restart_apiserver(cluster: Cluster, down_for: float = 0, admission: str = ""
         assert time.monotonic() < deadline, "kube-apiserver did not answer /readyz after its restart"
         time.sleep(0.5)
     return had
+
+
+@asynccontextmanager
+async def operator_setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
+    """The CRD, the chart's operator RBAC in `namespace`, a real indexer, and a kubeconfig holding only
+    a TokenRequest token of the operator's ServiceAccount."""
+    crd(cluster)
+    objects = rbac(cluster, namespace)
+    for body in objects:
+        cluster.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(body))
+    (tmp_path / "docs").mkdir()
+    indexer = Indexer(tmp_path / "docs", tmp_path / "data")
+    indexer.start()
+    try:
+        await indexer.ready()
+        kubeconfig = token_kubeconfig(cluster, namespace, tmp_path / "kubeconfig")
+        yield Setup(cluster, namespace, kubeconfig, indexer, tmp_path, role_of(objects))
+    finally:
+        indexer.stop()
+
+
+async def until(check: Callable[[], Any], what: str, timeout: float = 90) -> Any:
+    """`check()`'s first truthy answer, a synchronous check polled on the event loop."""
+
+    async def once() -> Any:
+        return check()
+
+    return await eventually(once, what, timeout)

@@ -9,14 +9,13 @@ and `helm uninstall` (its pre-delete hook included) removes what the release mad
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.cluster.conftest import NODES, REPO, Cluster
+from tests.cluster.conftest import NODES, REPO, Cluster, settled
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -57,17 +56,6 @@ def component(pod: dict[str, Any]) -> str:
     return str(pod["metadata"]["labels"].get("app.kubernetes.io/component"))
 
 
-def eventually(check: Any, timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return check()
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1)
-
-
 def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
     cluster: Cluster, namespace: str, volume: str
 ) -> None:
@@ -92,7 +80,7 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
             assert pod["status"]["phase"] == "Running", pod["metadata"]["name"]
         return found
 
-    running = eventually(placed)
+    running = settled(placed)
     by_component: dict[str, set[str]] = {}
     for pod in running:
         by_component.setdefault(component(pod), set()).add(pod["spec"]["nodeName"])
@@ -109,7 +97,7 @@ def test_install_schedules_on_the_fake_nodes_and_uninstall_cleans_up(
         "events", "-n", namespace, "--field-selector", "involvedObject.kind=Job,reason=Completed"
     )["items"]
     assert [e["involvedObject"]["name"] for e in completed] == [f"{RELEASE}-ragdown-operator-release"]
-    eventually(lambda: _assert_empty(pods(cluster, namespace)))
+    settled(lambda: _assert_empty(pods(cluster, namespace)))
     left = cluster.kubectl(
         "get", "-f", "-", "-o", "name", "--ignore-not-found", input=manifest
     ).stdout.split()

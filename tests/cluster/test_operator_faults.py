@@ -3,26 +3,21 @@ the API server restarted while the operator runs, and the operator killed (SIGKI
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.cluster.conftest import Cluster
 from tests.cluster.operator_process import (
     Setup,
-    crd,
     kill,
     log_of,
-    rbac,
+    operator_setup,
     restart_apiserver,
-    role_of,
     running,
-    token_kubeconfig,
+    until,
 )
-from tests.operator.harness import Indexer, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
 FOLDERS = [f"f{i}" for i in range(6)]
@@ -35,26 +30,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
-    crd(cluster)
-    objects = rbac(cluster, namespace)
-    for body in objects:
-        cluster.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(body))
-    (tmp_path / "docs").mkdir()
-    indexer = Indexer(tmp_path / "docs", tmp_path / "data")
-    indexer.start()
-    try:
-        await indexer.ready()
-        kubeconfig = token_kubeconfig(cluster, namespace, tmp_path / "kubeconfig")
-        yield Setup(cluster, namespace, kubeconfig, indexer, tmp_path, role_of(objects))
-    finally:
-        indexer.stop()
-
-
-async def until(check: Callable[[], Any], what: str, timeout: float = 90) -> Any:
-    async def once() -> Any:
-        return check()
-
-    return await eventually(once, what, timeout)
+    async with operator_setup(cluster, namespace, tmp_path) as made:
+        yield made
 
 
 def routes(setup: Setup) -> dict[str, list[str]]:

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +18,13 @@ from tests.cluster.conftest import Cluster
 from tests.cluster.operator_process import (
     ACCOUNT,
     Setup,
-    crd,
     log_of,
-    rbac,
+    operator_setup,
     restart_apiserver,
-    role_of,
     running,
-    token_kubeconfig,
+    until,
     without,
 )
-from tests.operator.harness import Indexer, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
 TOKENS = [{"name": "a", "secretKeyRef": {"name": "agents", "key": "token"}}]
@@ -40,26 +37,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
-    crd(cluster)
-    objects = rbac(cluster, namespace)
-    for body in objects:
-        cluster.kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(body))
-    (tmp_path / "docs").mkdir()
-    indexer = Indexer(tmp_path / "docs", tmp_path / "data")
-    indexer.start()
-    try:
-        await indexer.ready()
-        kubeconfig = token_kubeconfig(cluster, namespace, tmp_path / "kubeconfig")
-        yield Setup(cluster, namespace, kubeconfig, indexer, tmp_path, role_of(objects))
-    finally:
-        indexer.stop()
-
-
-async def until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    async def once() -> Any:
-        return check()
-
-    return await eventually(once, what, timeout)
+    async with operator_setup(cluster, namespace, tmp_path) as made:
+        yield made
 
 
 async def test_the_operator_reconciles_with_only_the_charts_role(setup: Setup) -> None:

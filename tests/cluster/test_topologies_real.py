@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import NODES, REPO, Cluster
+from tests.cluster.conftest import NODES, REPO, Cluster, settled
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -54,17 +53,6 @@ TOPOLOGIES = {
     ],
     "multiNode-object-store": ["--set", "topology=multiNode", *OBJECT_STORE, *ZONES],
 }
-
-
-def eventually(check: Any, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return check()
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1)
 
 
 def persistent_volume(cluster: Cluster, namespace: str, on_node: str = "") -> dict[str, Any]:
@@ -124,7 +112,7 @@ def install(cluster: Cluster, namespace: str, *values: str) -> dict[str, list[st
     manifest = cluster.helm("get", "manifest", RELEASE, "-n", namespace).stdout
     admitted = cluster.kubectl("get", "-f", "-", "-o", "name", input=manifest).stdout.split()
     assert len(admitted) == manifest.count("\nkind: ") + manifest.startswith("kind: ")
-    return dict(eventually(lambda: running(cluster, namespace)))
+    return dict(settled(lambda: running(cluster, namespace)))
 
 
 def drain(cluster: Cluster, namespace: str, node: str) -> subprocess.CompletedProcess[str]:
@@ -167,7 +155,7 @@ def test_each_topology_places_its_pods_as_documented_and_drains(
     drained = drain(cluster, namespace, target)
     assert drained.returncode == 0, drained.stderr
     assert f"node/{target} drained" in drained.stdout
-    after = eventually(lambda: running(cluster, namespace))
+    after = settled(lambda: running(cluster, namespace))
     if topology == "singleNode":  # back where the volume is, once the node is uncordoned
         assert set(after["reader"]) == set(after["indexer"]) == {pinned}, after
     else:
@@ -211,7 +199,7 @@ def test_upgrade_rolls_only_the_workloads_whose_template_changed_and_helm_test_r
     for workload in WORKLOADS:
         assert new_token[workload][0] == reader_only[workload][0] + 1, workload
         assert new_token[workload][1]["checksum/secret"] != reader_only[workload][1]["checksum/secret"]
-    eventually(lambda: running(cluster, namespace))
+    settled(lambda: running(cluster, namespace))
 
     # `helm test`: its Pod is created and scheduled. kwok completes only Jobs' pods, so this test plays
     # the kubelet and reports the container's exit; helm then reports the suite passed.
@@ -230,7 +218,7 @@ def test_upgrade_rolls_only_the_workloads_whose_template_changed_and_helm_test_r
             assert pod["status"]["phase"] == "Running"
             return dict(pod)
 
-        pod = eventually(test_pod, timeout=60)
+        pod = settled(test_pod, timeout=60)
         assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
         exited = {"status": {"phase": "Succeeded"}}
         cluster.kubectl(

@@ -15,15 +15,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ragdown_operator.constants import INSTANCE_LABEL, finalizer_for
-from tests.cluster.conftest import NODES, REPO, Cluster
+from tests.cluster.conftest import NODES, REPO, Cluster, settled
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -51,17 +49,6 @@ def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
     cluster.kubectl("apply", "-f", "-", input=json.dumps(pv))
     yield name
     cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
-
-
-def eventually(check: Any, timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return check()
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def claimed_folder(cluster: Cluster, namespace: str) -> None:
@@ -129,7 +116,7 @@ def test_uninstall_runs_release_all_and_no_folder_is_left_on_a_finalizer(
             found = cluster.get("pods", "-n", namespace, "-l", f"job-name={HOOK}")["items"]
             assert [p["status"]["phase"] for p in found] == ["Pending"]
 
-        eventually(hook_waiting)
+        settled(hook_waiting)
         hook = run_hook(cluster, namespace, tmp_path)
         assert hook.returncode == 0, hook.stderr
         assert (
