@@ -113,3 +113,36 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     cluster.kubectl("create", "namespace", name)
     yield name
     cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def persistent_volume(cluster: Cluster, namespace: str, on_node: str = "") -> dict[str, Any]:
+    """A PersistentVolume in the default class for the chart's claim. Given `on_node`, a `local`
+    volume only that node can use, as a ReadWriteOnce disk attached to it is (kwok has no attach and
+    detach to hold a volume to one node, so the node affinity does it); else a hostPath offering both
+    access modes, as a network volume any node mounts."""
+    name = f"pv-{namespace}"
+    spec: dict[str, Any] = {
+        "capacity": {"storage": "20Gi"},
+        "accessModes": ["ReadWriteOnce", "ReadWriteMany"],
+        "storageClassName": "standard",
+        "persistentVolumeReclaimPolicy": "Retain",
+        "hostPath": {"path": f"/var/lib/ragdown-dev/{name}"},
+    }
+    if on_node:
+        del spec["hostPath"]
+        spec["accessModes"] = ["ReadWriteOnce"]
+        spec["local"] = {"path": f"/var/lib/ragdown-dev/{name}"}
+        term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [on_node]}
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec}
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(pv))
+    return pv
+
+
+@pytest.fixture
+def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
+    """The name of a PersistentVolume for the chart's claim (`persistent_volume`), deleted afterwards:
+    nothing provisions volumes here (no CSI driver) and no kubelet ever mounts it."""
+    name = persistent_volume(cluster, namespace)["metadata"]["name"]
+    yield name
+    cluster.kubectl("delete", "pv", name, "--wait=false", check=False)

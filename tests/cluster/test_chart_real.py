@@ -8,8 +8,6 @@ and `helm uninstall` (its pre-delete hook included) removes what the release mad
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,28 +21,6 @@ RELEASE = "rd"
 CHART = REPO / "charts" / "ragdown"
 # prometheus-operator's kinds: their CRDs are not installed here (the chart renders them only on request).
 NOT_HERE = "monitoring.coreos.com/"
-
-
-@pytest.fixture
-def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
-    """A PersistentVolume for the chart's claim, in the cluster's default class. Nothing provisions
-    volumes here (no CSI driver) and no kubelet ever mounts it: the path is never touched."""
-    name = f"pv-{namespace}"
-    pv = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "20Gi"},
-            "accessModes": ["ReadWriteOnce", "ReadWriteMany"],
-            "storageClassName": "standard",
-            "persistentVolumeReclaimPolicy": "Retain",
-            "hostPath": {"path": f"/var/lib/ragdown-dev/{name}"},
-        },
-    }
-    cluster.kubectl("apply", "-f", "-", input=json.dumps(pv))
-    yield name
-    cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
 
 
 def pods(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,27 +27,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 RELEASE = "rd"
 CHART = REPO / "charts" / "ragdown"
 HOOK = f"{RELEASE}-ragdown-operator-release"
-
-
-@pytest.fixture
-def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
-    """The chart's claim's PersistentVolume (no provisioner here; no kubelet mounts it)."""
-    name = f"pv-{namespace}"
-    pv = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "20Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": "standard",
-            "persistentVolumeReclaimPolicy": "Retain",
-            "hostPath": {"path": f"/var/lib/ragdown-dev/{name}"},
-        },
-    }
-    cluster.kubectl("apply", "-f", "-", input=json.dumps(pv))
-    yield name
-    cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
 
 
 def claimed_folder(cluster: Cluster, namespace: str) -> None:
