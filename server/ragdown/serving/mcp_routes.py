@@ -226,7 +226,9 @@ class McpRoutes:
                     await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
             # Checked first: a token no folder takes must not get a root server of its own.
-            reached = [f for f in self._mcp_folders() if access.reaches(f)]
+            # Only a folder token needs the folders it reaches (to exist at all, and to be named).
+            if access.role == "folder":
+                reached = [f for f in self._mcp_folders() if access.reaches(f)]
             if access.role != "folder" or reached:
                 server = self.root_server(access)
         elif segments is not None:
