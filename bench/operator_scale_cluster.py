@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,51 @@ def requests_since(audit: Path, offset: int, user: str) -> Counter[str]:
     return counts
 
 
+class CountingProxy:
+    """A TCP proxy in front of the indexer that counts the HTTP requests going through it by method
+    and path (the indexer keeps no request log), so the bench sees what the operator asks of it."""
+
+    REQUEST = re.compile(rb"(GET|POST|PATCH|PUT|DELETE) (/[^ ?]*)[^ ]* HTTP/1\.1\r\n")
+
+    def __init__(self, target: str) -> None:
+        host, port = target.removeprefix("http://").rsplit(":", 1)
+        self.target = (host, int(port))
+        self.counts: Counter[str] = Counter()
+        self.server: asyncio.base_events.Server | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, count: bool) -> None:
+            try:
+                while data := await src.read(65536):
+                    if count:
+                        for method, path in self.REQUEST.findall(data):
+                            kind = (
+                                "/api/folders/<name>" if path.startswith(b"/api/folders/") else path.decode()
+                            )
+                            self.counts[f"{method.decode()} {kind}"] += 1
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False))
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -84,7 +131,11 @@ async def run(folders: int, audit: Path) -> None:
             tmp,
             role_of(objects),
         )
-        operator = setup.operator(RAGDOWN_OPERATOR_RESYNC_S=str(RESYNC_S))
+        proxy = CountingProxy(indexer.url)
+        await proxy.start()
+        operator = setup.operator(
+            RAGDOWN_OPERATOR_RESYNC_S=str(RESYNC_S), RAGDOWN_OPERATOR_INDEXER_URL=proxy.url
+        )
         operator.start()
         assert operator.process is not None
         manifests = [
@@ -116,11 +167,16 @@ async def run(folders: int, audit: Path) -> None:
         await asyncio.sleep(RESYNC_S * 1.5)  # past the first resyncs that follow creation
         offset = audit.stat().st_size
         window = RESYNC_S * 3
+        proxy.counts.clear()
+        cpu = cpu_s(operator.process.pid)
         await asyncio.sleep(window)
+        busy = cpu_s(operator.process.pid) - cpu
         counts = requests_since(audit, offset, f"system:serviceaccount:{namespace}:{ACCOUNT}")
         per_resync = {key: round(n / (window / RESYNC_S), 1) for key, n in sorted(counts.items())}
+        to_indexer = {key: round(n / (window / RESYNC_S), 1) for key, n in sorted(proxy.counts.items())}
         print(f"quiet: {sum(counts.values())} API requests in {window} s (resync every {RESYNC_S} s)")
-        print(f"per resync of {folders}: {per_resync}")
+        print(f"per resync of {folders}: API {per_resync}; indexer {to_indexer}")
+        print(f"operator CPU in the quiet window: {busy:.1f} s ({busy / window * 100:.1f}% of one core)")
         print(f"operator RSS after: {rss_mib(operator.process.pid):.0f} MiB")
         operator.stop()
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
 import logging
 import time
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from ragdown_operator.constants import (
 from ragdown_operator.indexer import IndexerClient, IndexerRefused, IndexerUnreachable
 from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable, client_for, connection_info
 from ragdown_operator.reconcile import Outcome, Reconciler, write_status
+from ragdown_operator.resync_view import FolderListing, IngressView, ResyncView, ingress_entry
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
 from ragdown_operator.status import Condition
@@ -77,6 +79,12 @@ class Operator:
         # finalizer just released).
         self.locks: dict[str, asyncio.Lock] = {}
         self.indexer_seen: dict[str, object] = {"reachable": None, "at": None}
+        # At most this many reconciles talk to the API and the indexer at once: a thousand resources
+        # resumed together queue here instead of exhausting the clients' connection pools.
+        self.slots = asyncio.Semaphore(config.max_concurrent_reconciles)
+        # The resyncs of a quarter interval share one listing of the indexer's folders.
+        self.listing = FolderListing(self.indexer.folders, max_age_s=max(1.0, config.resync_s / 4))
+        self.phased: set[str] = set()
 
     def lock_for(self, body: kopf.Body) -> asyncio.Lock:
         return self.locks.setdefault(body.metadata.uid or body.metadata.name or "", asyncio.Lock())
@@ -143,7 +151,9 @@ class Operator:
         for state in (True, False):
             metrics.FOLDERS.labels(str(state).lower()).set(sum(1 for v in self.ready.values() if v is state))
 
-    async def run(self, body: kopf.Body, patch: kopf.Patch, retry: int, trigger: str) -> None:
+    async def run(
+        self, body: kopf.Body, patch: kopf.Patch, retry: int, trigger: str, view: ResyncView | None = None
+    ) -> None:
         """One reconcile, its status, events and metrics; failures mapped to kopf's retry semantics."""
         outcome = Outcome()
         generation = body.metadata.get("generation")  # of the spec read next, before any await
@@ -157,7 +167,8 @@ class Operator:
         except InvalidSpecError as error:
             halt(SYNCED, "InvalidSpec", str(error), None)
         try:
-            await self.reconciler.reconcile(body, spec, outcome)
+            async with self.slots:
+                await self.reconciler.reconcile(body, spec, outcome, view)
         except IndexerUnreachable as error:
             self.indexer_answered(False)
             halt(SYNCED, "IndexerUnreachable", str(error), retry)
@@ -221,8 +232,22 @@ class Operator:
         async with self.lock_for(body):
             await self.run(body, patch, retry, "change")
 
+    def phase(self, body: kopf.Body) -> float:
+        """Seconds a resource's first resync waits past the timer's interval: spread by its uid over one
+        interval, so resources created or resumed together do not resync together ever after (kopf's timer
+        counts each interval from the end of the run before)."""
+        uid = body.metadata.uid or body.metadata.name or ""
+        if uid in self.phased:
+            return 0.0
+        self.phased.add(uid)
+        fraction = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:4], "big") / 2**32
+        return fraction * self.config.resync_s
+
     async def resync(self, body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
-        """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts."""
+        """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts, from
+        the watched Ingresses and a shared listing of the indexer's folders (resync_view.py)."""
+        await asyncio.sleep(self.phase(body))
+        view = ResyncView(IngressView(kwargs["ingresses"]), self.listing)
         async with self.lock_for(body):
             if body.metadata.get("deletionTimestamp"):  # the finalizer has it now
                 return
@@ -231,7 +256,7 @@ class Operator:
             if failed_for_good(body):
                 return
             with contextlib.suppress(kopf.PermanentError):
-                await self.run(body, patch, int(kwargs.get("retry") or 0), "timer")
+                await self.run(body, patch, int(kwargs.get("retry") or 0), "timer", view)
 
     async def apply_deletion_policy(
         self, body: kopf.Body, retry: int, runtime: datetime.timedelta, **_: Any
@@ -247,7 +272,7 @@ class Operator:
         except InvalidSpecError:
             spec = None  # never applied: nothing on the indexer is ours
         try:
-            async with self.lock_for(body):
+            async with self.lock_for(body), self.slots:
                 await self.kube.delete_ingress(namespace, ingress_name(name), body.metadata.uid or "")
                 if spec is not None:
                     await self._release(spec, manager_of(namespace, name), body)
@@ -267,6 +292,7 @@ class Operator:
                 raise kopf.TemporaryError(str(error), delay=self.backoff(retry)) from None
         self._count_ready(body, None)
         self.locks.pop(body.metadata.uid or name, None)
+        self.phased.discard(body.metadata.uid or name)
 
     def _abandon(self, body: kopf.Body, spec: FolderSpec | None, manager: str, error: Exception) -> None:
         """Say what deletion left undone, where a person will look: an Event, the log, a metric."""
@@ -318,6 +344,9 @@ def register(config: OperatorSettings, registry: kopf.OperatorRegistry | None = 
     kopf.on.cleanup(id="close", **where)(operator.close)
     kopf.on.login(id="login", **where)(operator.login)
     kopf.on.probe(id="indexer", **where)(operator.indexer_reachable)
+    # The namespace's Ingresses as a watch keeps them, for the resync (resync_view.py). kopf starts no
+    # handler until this index holds the first listing.
+    kopf.index("networking.k8s.io", "v1", "ingresses", id="ingresses", **where)(ingress_entry)
     when = operator.claimed
     kopf.on.resume(GROUP, VERSION, PLURAL, id="reconcile-on-resume", when=when, **where)(
         operator.reconcile_on_change

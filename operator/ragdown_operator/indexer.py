@@ -101,6 +101,12 @@ class IndexerClient:
             raise
         return FolderState(body["folder"])
 
+    async def folders(self) -> list[dict[str, Any]]:
+        """Every folder, as `folder` shows each (one request: the resyncs share it, resync_view.py)."""
+        body = await self._call("GET", "/api/folders")
+        listed = body.get("folders")
+        return [dict(f) for f in listed if isinstance(f, dict)] if isinstance(listed, list) else []
+
     async def create(self, name: str, settings: dict[str, Any], manager: str) -> FolderState:
         body = await self._call("POST", "/api/folders", manager=manager, json={"name": name, **settings})
         return FolderState(body["folder"])

@@ -35,6 +35,8 @@ SECRETS = "/api/v1/namespaces/{namespace}/secrets"
 EDIT_ATTEMPTS = 5
 # Server-side apply (JSON is YAML).
 APPLY_HEADERS = {"Content-Type": "application/apply-patch+yaml"}
+# An Ingress no watch has shown (the default of apply_ingress and delete_ingress): read it.
+NOT_SEEN: Any = object()
 
 
 class KubeUnavailable(Exception):  # noqa: N818
@@ -131,15 +133,18 @@ class Kube:
         response.raise_for_status()
         return dict(response.json())
 
-    async def apply_ingress(self, namespace: str, ingress: dict[str, Any]) -> str:
+    async def apply_ingress(self, namespace: str, ingress: dict[str, Any], seen: Any = NOT_SEEN) -> str:
         """Create the Ingress or bring the fields we own to `ingress` by server-side apply: "created",
         "updated" or "unchanged". `ingress` holds only what the operator sets; the API server keeps
         every field someone else set (the class the default IngressClass assigned, a person's or another
         controller's labels and annotations) and removes those we applied before and no longer do. It is
         read first and not written when what we own already matches, so a quiet resync sends nothing.
-        An Ingress of that name this resource does not own, or another release made, is never touched
-        (IngressConflict)."""
+        `seen` is the Ingress as a watch last saw it (resync_view.py): when it shows ours with
+        nothing to change, that is the answer and nothing is read. An Ingress of that name this resource
+        does not own, or another release made, is never touched (IngressConflict)."""
         name = ingress["metadata"]["name"]
+        if isinstance(seen, dict) and _settled(seen, ingress):
+            return "unchanged"
         url = f"{INGRESSES.format(namespace=namespace)}/{name}"
         current = await self.get_ingress(namespace, name)
         if current is None:
@@ -150,15 +155,7 @@ class Kube:
                 response.raise_for_status()
                 return "created"
             current = await self.get_ingress(namespace, name) or {}
-        if _owner_uid(ingress) not in _owner_uids(current):
-            raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
-        labels = current.get("metadata", {}).get("labels") or {}
-        theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
-        if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
-            raise IngressConflict(
-                f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
-                f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
-            )
+        _check_ours(current, ingress)
         if not owned_drift(current, ingress):
             return "unchanged"
         legacy = legacy_cleanup(current, ingress)
@@ -180,8 +177,12 @@ class Kube:
         params = {"fieldManager": FIELD_MANAGER, **({"force": "true"} if force else {})}
         return await self._call("PATCH", url, params=params, content=json.dumps(obj), headers=APPLY_HEADERS)
 
-    async def delete_ingress(self, namespace: str, name: str, owner: str) -> bool:
-        """Delete the Ingress if this resource (uid `owner`) owns it; False when there is none of ours."""
+    async def delete_ingress(self, namespace: str, name: str, owner: str, seen: Any = NOT_SEEN) -> bool:
+        """Delete the Ingress if this resource (uid `owner`) owns it; False when there is none of ours.
+        `seen` (resync_view.py): a watched namespace with no Ingress of that name (None), or one that is
+        not ours, is the answer without a read."""
+        if seen is None or (isinstance(seen, dict) and owner not in _owner_uids(seen)):
+            return False
         current = await self.get_ingress(namespace, name)
         if current is None or owner not in _owner_uids(current):
             return False
@@ -246,6 +247,29 @@ class Kube:
 
 class IngressConflict(Exception):  # noqa: N818
     """An Ingress with the wanted name belongs to someone else."""
+
+
+def _check_ours(current: dict[str, Any], ingress: dict[str, Any]) -> None:
+    """Refuse an Ingress of the wanted name that this resource does not own, or another release made."""
+    name = ingress["metadata"]["name"]
+    if _owner_uid(ingress) not in _owner_uids(current):
+        raise IngressConflict(f"Ingress {name} exists and is not this resource's: rename or delete it")
+    labels = current.get("metadata", {}).get("labels") or {}
+    theirs, ours = labels.get(LABEL_INSTANCE), ingress["metadata"]["labels"].get(LABEL_INSTANCE)
+    if labels.get(LABEL_MANAGED_BY) == MANAGED_BY and theirs and theirs != ours:
+        raise IngressConflict(
+            f"Ingress {name} routes for release {theirs}: two releases reconcile this resource; label "
+            f"it {INSTANCE_LABEL}=<release> (or, if it moved to release {ours}, delete the Ingress)"
+        )
+
+
+def _settled(seen: dict[str, Any], ingress: dict[str, Any]) -> bool:
+    """Whether a watched copy shows nothing to do: ours, this release's, and no drift in what we own."""
+    try:
+        _check_ours(seen, ingress)
+    except IngressConflict:
+        return False
+    return not owned_drift(seen, ingress)
 
 
 def _owner_uid(obj: dict[str, Any]) -> str:

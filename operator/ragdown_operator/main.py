@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> None:
     if command == "release-all":
         sys.exit(asyncio.run(release_all(settings, info)))
     handlers.register(settings)
-    kopf.configure(verbose=settings.verbose)
+    # Each line about a resource names it ([namespace/name]): with many, a bare "Timer 'resync' failed"
+    # says nothing.
+    kopf.configure(verbose=settings.verbose, log_prefix=True)
     # One line per API call to the indexer would drown what the operator decided.
     logging.getLogger("httpx").setLevel(logging.DEBUG if settings.verbose else logging.WARNING)
     liveness = f"http://0.0.0.0:{settings.liveness_port}/healthz" if settings.liveness_port else None

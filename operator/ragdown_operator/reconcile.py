@@ -22,7 +22,8 @@ from ragdown_operator import metrics
 from ragdown_operator.constants import ROUTED, SYNCED, manager_of
 from ragdown_operator.indexer import FolderState, IndexerClient, IndexerRefused
 from ragdown_operator.ingress import folder_ingress, mcp_path
-from ragdown_operator.kube import Kube
+from ragdown_operator.kube import NOT_SEEN, Kube
+from ragdown_operator.resync_view import ResyncView
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, ingress_name
 from ragdown_operator.status import Condition, conditions
@@ -80,10 +81,21 @@ class Reconciler:
             ) from None
 
     async def ensure_folder(
-        self, spec: FolderSpec, manager: str, outcome: Outcome, tokens: list[dict[str, str]] | None = None
+        self,
+        spec: FolderSpec,
+        manager: str,
+        outcome: Outcome,
+        tokens: list[dict[str, str]] | None = None,
+        view: ResyncView | None = None,
     ) -> FolderState:
-        """Create, adopt or repair the folder; a folder that already matches is left untouched."""
+        """Create, adopt or repair the folder; a folder that already matches is left untouched. With a
+        resync's `view`, a folder its listing shows as wanted is taken from there (no request)."""
         wanted = spec.settings(manager, tokens)
+        if view is not None:
+            listed = await view.folders.get(spec.folder)
+            if listed is not None and not listed.differs_from(wanted):
+                self._warn_unlisted(spec, listed, outcome)
+                return listed
         state = await self.indexer.folder(spec.folder)
         if state is None:
             try:
@@ -98,6 +110,16 @@ class Reconciler:
                 return state
             if state is None:
                 raise IndexerRefused(409, f"folder {spec.folder} exists but is not listed", None)
+        self._warn_unlisted(spec, state, outcome)
+        drift = state.differs_from(wanted)
+        if drift:
+            state = await self.indexer.patch(spec.folder, wanted, manager)
+            # `managed_by` among them: a folder that existed before (or was edited behind our back)
+            outcome.events.append(("SettingsApplied", f"folder {spec.folder}: set {', '.join(drift)}"))
+            metrics.CHANGES.labels("settings_applied").inc()
+        return state
+
+    def _warn_unlisted(self, spec: FolderSpec, state: FolderState, outcome: Outcome) -> None:
         if spec.tokens is None and state.raw.get("tokens"):
             outcome.warnings.append(
                 (
@@ -107,26 +129,22 @@ class Reconciler:
                     "List them in spec.tokens, or set tokens: [] to remove them",
                 )
             )
-        drift = state.differs_from(wanted)
-        if drift:
-            state = await self.indexer.patch(spec.folder, wanted, manager)
-            # `managed_by` among them: a folder that existed before (or was edited behind our back)
-            outcome.events.append(("SettingsApplied", f"folder {spec.folder}: set {', '.join(drift)}"))
-            metrics.CHANGES.labels("settings_applied").inc()
-        return state
 
-    async def ensure_route(self, body: kopf.Body, spec: FolderSpec, outcome: Outcome) -> None:
+    async def ensure_route(
+        self, body: kopf.Body, spec: FolderSpec, outcome: Outcome, view: ResyncView | None = None
+    ) -> None:
         namespace = body.metadata.namespace or self.settings.namespace
         name = ingress_name(body.metadata.name or "")
+        seen = view.ingresses.get(namespace, name) if view is not None else NOT_SEEN
         if not spec.mcp:
-            if await self.kube.delete_ingress(namespace, name, body.metadata.uid or ""):
+            if await self.kube.delete_ingress(namespace, name, body.metadata.uid or "", seen):
                 outcome.events.append(("RouteRemoved", f"MCP is off: removed Ingress {name}"))
                 metrics.CHANGES.labels("ingress_deleted").inc()
             outcome.conditions.append(Condition(ROUTED, True, "McpOff", "MCP is off: no route"))
             return
         ingress = folder_ingress(body.metadata.name or "", spec.folder, self.settings)
         kopf.adopt(ingress, owner=body)  # deleting the resource deletes its Ingress
-        done = await self.kube.apply_ingress(namespace, ingress)
+        done = await self.kube.apply_ingress(namespace, ingress, seen)
         if done != "unchanged":
             outcome.events.append(
                 (f"Route{done.capitalize()}", f"Ingress {name} routes {mcp_path(spec.folder)} to the readers")
@@ -146,11 +164,14 @@ class Reconciler:
             Condition(ROUTED, True, "IngressReady", f"Ingress {name} routes {mcp_path(spec.folder)}")
         )
 
-    async def reconcile(self, body: kopf.Body, spec: FolderSpec, outcome: Outcome) -> None:
+    async def reconcile(
+        self, body: kopf.Body, spec: FolderSpec, outcome: Outcome, view: ResyncView | None = None
+    ) -> None:
+        """One pass of the steps above; a periodic resync passes its `view` (resync_view.py)."""
         namespace = body.metadata.namespace or self.settings.namespace
         manager = manager_of(namespace, body.metadata.name or "")
         tokens = await self.tokens_of(namespace, spec, manager)
-        state = await self.ensure_folder(spec, manager, outcome, tokens)
+        state = await self.ensure_folder(spec, manager, outcome, tokens, view)
         outcome.files, outcome.chunks = state.files, state.chunks
         outcome.conditions.append(
             Condition(
@@ -160,7 +181,7 @@ class Reconciler:
                 f"folder {spec.folder}: {state.files} documents, {state.chunks} sections",
             )
         )
-        await self.ensure_route(body, spec, outcome)
+        await self.ensure_route(body, spec, outcome, view)
 
 
 def write_status(

@@ -47,6 +47,9 @@ class OperatorSettings(BaseSettings):
         description="how long a deleted resource waits for the indexer before it goes anyway",
     )
     request_timeout_s: float = Field(default=30.0, gt=0)
+    max_concurrent_reconciles: int = Field(
+        default=16, ge=1, le=256, description="reconciles that call the API and the indexer at once"
+    )
     # Whole seconds: the API server reads `timeoutSeconds` as an integer ("300.0" is refused).
     watch_server_timeout_s: int = Field(
         default=300, ge=1, description="the API server ends a watch after this"

@@ -516,7 +516,7 @@ def test_the_operator_role_grants_exactly_what_it_touches(default: Rendered) -> 
         ("ragdown.dev", "ragdownfolders"): {"get", "list", "watch", "patch"},
         ("ragdown.dev", "ragdownfolders/status"): {"patch"},
         ("ragdown.dev", "ragdownfolders/finalizers"): {"update"},
-        ("networking.k8s.io", "ingresses"): {"get", "create", "patch", "delete"},  # never listed or watched
+        ("networking.k8s.io", "ingresses"): {"get", "list", "watch", "create", "patch", "delete"},
         ("", "secrets"): {"get"},  # the Secrets spec.tokens names, re-read at each resync: no list, no watch
         ("", "events"): {"create"},
     }

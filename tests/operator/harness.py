@@ -287,15 +287,20 @@ class World:
         """What the operators changed since `mark`: every create, patch and delete, events included."""
         return [(method, path) for method, path in self.operator_calls(mark) if method in WRITES]
 
-    async def resynced(self, name: str, mark: int, times: int = 2) -> None:
-        """Wait until `name` was reconciled `times` times since `mark`: each reconcile reads the
-        resource's Ingress (to update or to remove it), and nothing else does."""
-        path = f"{INGRESSES}/{name}-mcp"
+    async def resynced(self, name: str, mark: int, times: int = 2, log: Path | None = None) -> None:
+        """Wait until the timer resynced `name` `times` times from now (so at least since `mark`), as
+        the operator's log (or another release's `log`) says: kopf names the resource on each run's
+        line (main.py)."""
+        line = f"[{NAMESPACE}/{name}] Timer 'resync' ".encode()
+        path = log or self.operator.log
+        start = path.stat().st_size
 
-        async def reads() -> bool:
-            return sum(1 for call in self.operator_calls(mark) if call == ("GET", path)) >= times
+        async def runs() -> bool:
+            with path.open("rb") as log:
+                log.seek(start)
+                return log.read().count(line) >= times
 
-        await eventually(reads, f"{times} reconciles of {name}")
+        await eventually(runs, f"{times} resyncs of {name}")
 
     def folder_config(self, folder: str) -> dict[str, Any]:
         return dict(json.loads((self.indexer.docs / folder / ".ragdown.json").read_text(encoding="utf-8")))

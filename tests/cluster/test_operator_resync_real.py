@@ -1,0 +1,103 @@
+"""The operator's periodic resync on a real API server (docs/cluster.md#resync-at-scale): once every
+folder is reconciled, resyncs send the API server nothing (the Ingresses come from the operator's
+watch, status patches only on change), and drift made behind its back is still repaired from what the
+watch shows. The API server's own request counters (`apiserver_request_total`) are the witness."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.conftest import Cluster
+from tests.cluster.operator_process import Setup, log_of, operator_setup, running, until
+from tests.operator.harness import Operator
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
+RESYNC_S = 2
+ROUTED = ["a", "b", "c", "d"]
+UNROUTED = ["e", "f"]
+# What a resync could send: reads and writes of Ingresses, writes of RagdownFolders and their status,
+# Events. kopf's watches are `WATCH`/`LIST` and not among them.
+SENT = re.compile(r"^(GET|POST|PATCH|PUT|DELETE|APPLY|CREATE|UPDATE) (ingresses|ragdownfolders|events)")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
+    async with operator_setup(cluster, namespace, tmp_path) as made:
+        yield made
+
+
+def api_requests(cluster: Cluster) -> Counter[str]:
+    """Requests the API server has served since it started, by verb and resource[/subresource]."""
+    counts: Counter[str] = Counter()
+    for line in cluster.kubectl("get", "--raw", "/metrics").stdout.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line[: line.rindex("}")]))
+        resource = labels.get("resource", "") + (
+            f"/{labels['subresource']}" if labels.get("subresource") else ""
+        )
+        counts[f"{labels.get('verb')} {resource}"] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def resync_runs(operator: Operator, setup: Setup, name: str) -> int:
+    return log_of(operator).count(f"[{setup.namespace}/{name}] Timer 'resync' succeeded")
+
+
+async def resynced(operator: Operator, setup: Setup, times: int) -> None:
+    """Each folder's timer has run `times` more times from now."""
+    start = {name: resync_runs(operator, setup, name) for name in ROUTED + UNROUTED}
+    await until(
+        lambda: all(resync_runs(operator, setup, n) >= start[n] + times for n in start),
+        f"{times} more resyncs of every folder",
+        60,
+    )
+
+
+async def test_quiet_resyncs_send_the_api_server_nothing_and_drift_is_still_repaired(setup: Setup) -> None:
+    with running(setup.operator(RAGDOWN_OPERATOR_RESYNC_S=str(RESYNC_S))) as operator:
+        for name in ROUTED:
+            setup.apply(name, {"mcp": True})
+        for name in UNROUTED:
+            setup.apply(name, {"mcp": False})
+        for name in ROUTED + UNROUTED:
+            await until(lambda n=name: setup.ready(n), f"{name} to be Ready")  # type: ignore[misc]
+        await resynced(operator, setup, 2)  # kopf's own bookkeeping after the changes is behind us
+
+        before = api_requests(setup.cluster)
+        await resynced(operator, setup, 3)
+        after = api_requests(setup.cluster)
+        sent = {k: after[k] - before[k] for k in after if SENT.match(k) and after[k] != before[k]}
+        # The only requests are this test's own reads of the metrics, which SENT leaves out.
+        assert sent == {}, f"quiet resyncs sent {sent}"
+
+        # A person's edit of a label the operator owns, and a deleted route: both come back from a
+        # resync, which learns of them through its watch.
+        setup.cluster.kubectl(
+            "label",
+            "ingress",
+            "a-mcp",
+            "-n",
+            setup.namespace,
+            "app.kubernetes.io/managed-by=someone",
+            "--overwrite",
+        )
+        setup.cluster.kubectl("delete", "ingress", "b-mcp", "-n", setup.namespace)
+
+        def repaired() -> bool:
+            a, b = setup.get("ingress", "a-mcp"), setup.get("ingress", "b-mcp")
+            return bool(
+                a and b and a["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "ragdown-operator"
+            )
+
+        await until(repaired, "the label and the route back", 60)
