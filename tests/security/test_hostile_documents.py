@@ -14,6 +14,7 @@ import pytest
 from ragdown.serving.docs_api import MAX_DOC_BYTES
 from ragdown.serving.sessions import COOKIE
 from tests.serving.conftest import ADMIN_TOKEN, Served, folder_docs, make_served, served  # noqa: F401
+from tests.web.modules import page_scripts
 
 # The script marks the SVG when it runs, with the credential it could read, then with the answer
 # /api/folders gave it; the marks are read from the DOM, which any script-free look can do.
@@ -54,7 +55,7 @@ def test_an_svgs_script_finds_no_credential_and_its_api_call_is_refused(
     # Signing in hands the browser an id no script can read, never the token.
     page = http.get("/")
     assert "blob:" not in page.headers["content-security-policy"]  # nothing is re-hosted here
-    script = http.get("/ui/app.js").text
+    script = "".join(module.text for module in page_scripts(http).values())
     assert "localStorage.setItem" not in script
     assert "createObjectURL" not in script
     # The SVG itself, opened top-level or as an image: sandboxed (no script runs), never sniffed.

@@ -49,8 +49,13 @@ def page(browser: Browser, served: Served) -> Iterator[Page]:  # noqa: F811
     )
     opened = context.new_page()
     opened.set_default_timeout(15_000)
+    # An error the page's scripts never caught (a module that failed to load, a rejected promise
+    # nobody handled) fails the test, even where the screen looked right.
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(f"{error.name}: {error.message}"))
     yield opened
     context.close()
+    assert not errors, errors
 
 
 def sign_in(page: Page, url: str = "/") -> None:

@@ -48,7 +48,7 @@ def test_an_svg_in_a_folder_cannot_take_the_admin_credential(page: Page, served:
     assert page.evaluate("document.cookie") == ""
 
 
-# Ids the page's own elements carry (index.html, app.js): a heading slug of each.
+# Ids the page's own elements carry (index.html, its modules): a heading slug of each.
 UI_HEADINGS = ("Dialog", "Dialog form", "Toast", "Main", "Side", "Search form", "Search input", "Sign out")
 
 

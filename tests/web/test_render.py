@@ -358,7 +358,7 @@ def test_repeated_slugs_skip_ids_already_taken() -> None:
     assert [h.id for h in out.headings] == ["a", "a-1", "a-2", "section"]
 
 
-# The web UI's own ids (server/ragdown/web/static/index.html and app.js): a document must take none.
+# The web UI's own ids (server/ragdown/web/static/index.html and its modules): a document must take none.
 UI_IDS = (
     "dialog",
     "dialog-form",

@@ -1,11 +1,13 @@
-"""The web UI's own files at `/` and `/ui/<name>` (docs/web.md): one page, one script, one stylesheet,
-read once from the package. They hold no documents, so they need no token; everything the page shows
-comes from the admin routes. A strict CSP lets the page run only its own script and connect only to
-this server."""
+"""The web UI's own files at `/` and `/ui/<name>` (docs/web.md): one page, its ES modules (every
+`.js` in `web/static/`) and one stylesheet, read once from the package. They hold no documents, so
+they need no token; everything the page shows comes from the admin routes. A strict CSP lets the
+page run only its own scripts and connect only to this server."""
 
 from __future__ import annotations
 
 from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import PurePosixPath
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -25,19 +27,27 @@ PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
-ASSETS = {
-    "app.js": "text/javascript; charset=utf-8",
-    "app.css": "text/css; charset=utf-8",
-}
+# A module script must come as JavaScript: the browser refuses one of any other type (and `nosniff`).
+KINDS = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
-def _read(name: str) -> bytes:
-    return resources.files("ragdown.web").joinpath("static", name).read_bytes()
+def _static() -> Traversable:
+    return resources.files("ragdown.web").joinpath("static")
+
+
+def assets() -> dict[str, tuple[bytes, str]]:
+    """Every file the page loads by name, with its content type: the modules and the stylesheet."""
+    found = {}
+    for file in _static().iterdir():
+        kind = KINDS.get(PurePosixPath(file.name).suffix)
+        if kind is not None and file.is_file():
+            found[file.name] = (file.read_bytes(), kind)
+    return found
 
 
 def web_router() -> APIRouter:
-    page = _read("index.html")
-    assets = {name: (_read(name), kind) for name, kind in ASSETS.items()}
+    page = _static().joinpath("index.html").read_bytes()
+    served = assets()
     router = APIRouter()
 
     @router.get("/", include_in_schema=False)
@@ -46,7 +56,7 @@ def web_router() -> APIRouter:
 
     @router.get("/ui/{name}", include_in_schema=False)
     def asset(name: str) -> Response:
-        found = assets.get(name)
+        found = served.get(name)
         if found is None:
             raise Refusal(404, "Not found")
         data, kind = found
