@@ -28,10 +28,10 @@ import httpx
 import numpy as np
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
-from ragdown.indexing.embedders.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
-from ragdown.indexing.embedders.settings import embedder_settings
+from ragdown.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
+from ragdown.settings import embedder_settings
 
-# Read by EmbedderSettings (embedders/settings.py); named here for the error that asks for a key.
+# Read by EmbedderSettings (ragdown/settings.py); named here for the error that asks for a key.
 API_KEY_ENVS = ("RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_OPENAI_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai:"
 
