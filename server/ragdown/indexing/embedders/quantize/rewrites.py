@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragdown.indexing.embedders.onnx_model import batch_feeds
 from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.quantize.graph import MS_DOMAIN, Graph, apply_edits, prune
 
@@ -259,8 +260,6 @@ REWRITES: tuple[tuple[Rewrite, ...], ...] = (
 
 def _check_feeds(calibration: Sequence[Feed]) -> list[dict[str, npt.NDArray[np.int64]]]:
     """A padded two-text batch of made-up ids, and the calibration texts padded into one batch."""
-    from ragdown.indexing.embedders.onnx_model import batch_feeds
-
     rows = [[101, *range(2000, 2007), 102], [101, *range(3000, 3020), 102]]
     rows_of = [[int(i) for i in feed["input_ids"][0] if i] for feed in calibration if "input_ids" in feed]
     return [batch_feeds(rows)] + ([batch_feeds(rows_of)] if rows_of else [])
