@@ -11,7 +11,7 @@
   `openai:<model>@<dim>`. Vectors are put back in `index` order and L2-normalised.
 - 429 and 5xx answers, and connections refused or dropped, are retried a bounded number of times with
   exponential backoff (honouring a numeric `Retry-After`); any other non-2xx answer fails at once.
-- An endpoint has no measured cosine scale, so the hook's `min_score` is mcp-ragdown's cautious 0.8
+- An endpoint has no measured cosine scale, so the hook's `min_score` is a cautious 0.8
   for unmeasured models (it injects only near-matches): measure your model with bench/runbooks.py
   and set `RAGDOWN_HOOK_MIN_SCORE`. Fusion stays plain RRF for the same reason.
 """

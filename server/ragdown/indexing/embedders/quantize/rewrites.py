@@ -14,7 +14,7 @@
 test batches match the model's.
 
 Why not ONNX Runtime's own transformer optimizer (`onnxruntime.transformers.optimizer`, bert, 12
-heads, hidden 384; measured 2026-12-01 with ONNX Runtime 1.32, bench/README.md): on this export it
+heads, hidden 384; measured with ONNX Runtime 1.32, bench/README.md): on this export it
 fuses no attention block, with or without the NaN guards, only SkipLayerNormalization (which ONNX
 Runtime makes itself when it loads our int8 file) and BiasGelu. In float32, at the same output, these
 rewrites ran 1.13x as fast as its result, which was no faster than the packaged model. In their
