@@ -76,7 +76,7 @@ def test_unknown_keys_are_ignored() -> None:
 
 def test_one_set_of_bounds_for_the_tool_the_environment_and_the_resource() -> None:
     """The tool's arguments, RAGDOWN_HOOK_* and a RagdownFolder's spec.hook (camelCase, and its CRD
-    schema) all take the bounds of hook/settings.py."""
+    schema) all take the bounds of ragdown/bounds.py."""
     import json
     from pathlib import Path
 
