@@ -62,7 +62,7 @@ def measure(
     docs: Path, index_uri: str | None, work: Path, queries: list[str], counter: RequestCount
 ) -> dict[str, float]:
     from ragdown.engine import Engine
-    from ragdown.folders.settings import ServerSettings
+    from ragdown.settings import ServerSettings
 
     settings = ServerSettings(index_uri=index_uri, index_refresh_seconds=REFRESH_S, watch=False)
     data_dir = Path(tempfile.mkdtemp(prefix="reader-", dir=work))

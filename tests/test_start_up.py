@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders.base import Embedder
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc, run_cli
 
 HEAVY = ["numpy", "pyarrow", "lancedb", "onnxruntime", "tokenizers"]

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragdown.bounds import HookOverrides
 from ragdown.folders.manage import FOLDER_NAME_RE, FOLDER_TOOLS, TOKEN_NAME_RE, folder_name_error
-from ragdown.hook.settings import HookOverrides
 
 # One definition each, shared with the server's /api/folders rules.
 TOOLS = FOLDER_TOOLS

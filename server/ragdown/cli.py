@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from pydantic import ValidationError
 
 from ragdown import __version__
+from ragdown.bounds import SERVER_CONFIG, is_remote
 from ragdown.errors import ConfigError, RagdownError, plain
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.log_format import configure_logging
+from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
     from concurrent.futures import Future
@@ -175,11 +176,9 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
     import uvicorn
 
-    from ragdown.folders.config import SERVER_CONFIG
     from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
-    from ragdown.indexing.location import is_remote
     from ragdown.serving.banner import base_url, startup_lines
     from ragdown.serving.http import create_app
     from ragdown.serving.node import Node

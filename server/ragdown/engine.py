@@ -22,7 +22,6 @@ from ragdown.documents.paths import is_skipped_entry
 from ragdown.errors import Refusal, UnavailableError
 from ragdown.folders.locations import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
-from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
 from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
 from ragdown.hook.settings import HookSettings
@@ -43,6 +42,7 @@ from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.query_log import LOG_NAME, QueryLog
+from ragdown.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 

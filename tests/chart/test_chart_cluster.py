@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import helm_python as helm
 import pytest
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.guard import Guard
+from ragdown.settings import ServerSettings
 from tests.chart.test_chart import (
     CI_NAMES,
     FULLNAME,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import AliasChoices
 
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 from ragdown_operator.settings import OperatorSettings
 from tests.chart.test_chart import CI_NAMES, RELEASE, Render, ci_values, pod_spec, workloads
 

@@ -159,7 +159,7 @@ def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars:
     paragraphs read as one, and a line too long for a chunk as its slices); no heading line is
     inside a chunk; chunks follow each other in the file, sharing a line only when that line was
     sliced; and, whitespace aside, the chunks together are exactly the body's non-heading lines,
-    each once (docs/documents.md#sections-and-breadcrumbs-docs/documents.md#packing: only heading lines and
+    each once (docs/documents.md#sections-and-breadcrumbs, docs/documents.md#packing: only heading lines and
     blank lines are left out of chunks).
     """
     doc = parse_document(source, "notes/doc.md", max_chars)
@@ -396,7 +396,7 @@ def test_front_matter_is_the_lines_between_the_markers(source: str, key: str) ->
 @examples(300)
 @given(source=documents, path=st.sampled_from(["doc.md", "notes/doc.md", "a/b/c.md", "notes\\win.md"]))
 def test_document_metadata_is_well_formed(source: str, path: str) -> None:
-    """docs/documents.md#front-matter-docs/documents.md#tags: tags sorted, distinct and already normal;
+    """docs/documents.md#front-matter, docs/documents.md#tags: tags sorted, distinct and already normal;
     aliases distinct and non-empty;
     supersedes normalised, root-relative paths that do not climb out."""
     meta = read_document_meta(source, path)

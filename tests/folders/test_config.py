@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ragdown.bounds import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.documents.files import Root
-from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG, hook_layer, read_json_object
+from ragdown.folders.config import hook_layer, read_json_object
 
 LOGGER = "ragdown.folders.config"
 

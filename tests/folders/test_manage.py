@@ -1,7 +1,7 @@
-"""Changing folders (`ragdown.folders.manage`, BEHAVIOUR §7.4), called directly on a real docs dir: the
-folder name rule, exclusive creation, every setting validated before anything is written, and the
-managed-folder rules the operator relies on — a manager adopts by naming itself, releases only its
-own folders, deletes only the folders it created, and never renames one.
+"""Changing folders (`ragdown.folders.manage`, docs/tools.md#folder-routes), called directly on a
+real docs dir: the folder name rule, exclusive creation, every setting validated before anything is
+written, and the managed-folder rules the operator relies on — a manager adopts by naming itself,
+releases only its own folders, deletes only the folders it created, and never renames one.
 
 The same rules seen through `/api/folders` are in tests/serving/test_folders_api.py; these pin each
 rule where it lives, including the cases HTTP does not reach."""

@@ -11,7 +11,7 @@ import pytest
 
 from ragdown.errors import Refusal
 from ragdown.folders.saved import in_effect, read_saved, save_changes
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 
 
 def test_values_that_do_not_validate_are_skipped_when_read(tmp_path: Path) -> None:

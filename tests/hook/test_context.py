@@ -10,10 +10,10 @@ import pytest
 
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope, ScopeError
-from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import CONTEXT_INTRO
 from ragdown.search.filters import SearchFilters
 from ragdown.search.query_log import prompt_hash
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc
 
 DOCS = {

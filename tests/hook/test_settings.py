@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from ragdown.hook.settings import HookSettings, hook_value_error, resolve, valid_overrides
+from ragdown.bounds import hook_value_error
+from ragdown.hook.settings import HookSettings, resolve, valid_overrides
 
 
 def test_defaults_and_the_embedders_own_min_score() -> None:
@@ -75,15 +76,15 @@ def test_unknown_keys_are_ignored() -> None:
 
 def test_one_set_of_bounds_for_the_tool_the_environment_and_the_resource() -> None:
     """The tool's arguments, RAGDOWN_HOOK_* and a RagdownFolder's spec.hook (camelCase, and its CRD
-    schema) all take the bounds of hook/settings.py."""
+    schema) all take the bounds of ragdown/bounds.py."""
     import json
     from pathlib import Path
 
     import yaml
     from pydantic import ValidationError
 
-    from ragdown.folders.settings import ServerSettings
-    from ragdown.hook.settings import BOUNDS, HookOverrides
+    from ragdown.bounds import BOUNDS, HookOverrides
+    from ragdown.settings import ServerSettings
 
     crd = yaml.safe_load((Path(__file__).resolve().parents[2] / "crds/ragdownfolder.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing import store
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc
 
 

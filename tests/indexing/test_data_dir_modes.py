@@ -17,8 +17,8 @@ from ragdown.editing import Place
 from ragdown.editing import write as write_document
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope
-from ragdown.folders.settings import ServerSettings
 from ragdown.modes import documents_umask, private_files
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc
 
 pytestmark = pytest.mark.usefixtures("permissive_umask")

@@ -23,6 +23,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
+from ragdown.bounds import HUB_EMBEDDERS
 from ragdown.indexing.embedders import EmbedderError, create_embedder
 from ragdown.indexing.embedders.files import default_models_dir
 from ragdown.indexing.embedders.hub import (
@@ -469,6 +470,7 @@ def test_cls_pooling_and_the_bge_query_prefix(
 
 def test_shipped_specs_are_pinned_completely() -> None:
     assert set(HUB_MODELS) == {"granite-small", "bge-small"}
+    assert tuple(HUB_MODELS) == HUB_EMBEDDERS  # the names a setting may give (bounds.py) are the pinned ones
     for key, spec in HUB_MODELS.items():
         assert spec.key == key
         assert len(spec.revision) == 40

@@ -17,11 +17,11 @@ import pytest
 from pydantic import ValidationError
 
 from ragdown.engine import Engine
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing import store as store_module
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.location import IndexLocation, IndexStorageError
 from ragdown.indexing.meta import META_FILE, IndexMeta
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc, wait_for
 
 REFRESH_S = 0.2

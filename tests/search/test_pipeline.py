@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.folders.settings import ServerSettings
 from ragdown.search.filters import SearchFilters
 from ragdown.search.policy import SearchPolicy
+from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc
 
 DOCS = {

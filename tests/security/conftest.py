@@ -22,7 +22,7 @@ from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
 from ragdown.documents.paths import is_markdown
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, serve
 
 # "A few hundred characters": a refusal names the problem, it does not echo a 5,000-character path.

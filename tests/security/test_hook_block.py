@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.hook.context import context_block, escape_block
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import TOKEN, Served, call_tool, serve
 
 TAG = re.compile(r"<\s*/?\s*ragdown-context", re.IGNORECASE)

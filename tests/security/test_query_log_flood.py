@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.search.query_log import MAX_BYTES, MAX_LOGGED_QUERY, logged_query
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import TOKEN, Served, call_tool, serve
 
 HUGE = "zanzibar " * 110_000  # 990,000 characters

@@ -18,8 +18,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import Admission
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, call_tool, serve
 
 SIZE = 200_000

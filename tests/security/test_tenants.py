@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing import sync as sync_module
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, call_tool, serve
 
 TEAM_A = "team-a-token-0001"

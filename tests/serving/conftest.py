@@ -24,9 +24,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from ragdown.engine import Engine
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.serving.http import RagdownApp, create_app
+from ragdown.settings import ServerSettings
 
 # An MCP initialize request, for checking whether an endpoint is there at all.
 MCP_INIT = {

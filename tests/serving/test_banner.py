@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from ragdown.folders.registry import loose_markdown
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.sync import FailedFile, SyncReport
 from ragdown.serving.banner import base_url, startup_lines, sync_summary
+from ragdown.settings import ServerSettings
 
 
 def folder(docs: Path, name: str, **config: object) -> None:

@@ -16,9 +16,9 @@ import httpx
 import pytest
 import uvicorn
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.http import create_app
 from ragdown.serving.internal import internal_app
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, free_port
 
 INTERNAL = "internal-test-token"

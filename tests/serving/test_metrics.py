@@ -12,9 +12,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.guard import Guard
 from ragdown.serving.metrics import HOOK_GATES, SEARCH_KINDS, Metrics, serve_metrics
+from ragdown.settings import ServerSettings
 from tests.serving.conftest import free_port
 
 FOLDERS = ("ops", "notes")

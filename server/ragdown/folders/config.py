@@ -14,9 +14,6 @@ from ragdown.errors import Refusal
 
 log = logging.getLogger(__name__)
 
-FOLDER_CONFIG = ".ragdown.json"
-SERVER_CONFIG = ".ragdown-server.json"
-
 
 def read_json_object(folder: Root, name: str) -> dict[str, Any]:
     """The file's JSON object, or {} when it is absent, a symlink (at any level), unreadable or not

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 from ragdown.errors import ConfigError
-from ragdown.indexing.embedders.settings import embedder_settings
+from ragdown.settings import embedder_settings
 
 
 class FolderNotFoundError(ConfigError, ValueError):

@@ -16,13 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ragdown.bounds import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import control_character, shown
 from ragdown.errors import Refusal
-from ragdown.folders.config import FOLDER_CONFIG
 from ragdown.folders.registry import SHA256_RE, Folder, read_folder
-from ragdown.hook.settings import HOOK_KEYS, hook_value_error
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
 MANAGER_RE = re.compile(r"^RagdownFolder (?P<namespace>[a-z0-9.-]{1,253})/(?P<name>[a-z0-9.-]{1,253})$")

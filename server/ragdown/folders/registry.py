@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdown.bounds import FOLDER_CONFIG
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import (
@@ -24,7 +25,7 @@ from ragdown.documents.paths import (
     is_skipped_entry,
     is_utf8,
 )
-from ragdown.folders.config import FOLDER_CONFIG, read_json_object
+from ragdown.folders.config import read_json_object
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 log = logging.getLogger(__name__)

@@ -17,12 +17,13 @@ from typing import Annotated, Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
+from ragdown.bounds import SERVER_CONFIG, embedder_name_error
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.errors import Refusal, plain
-from ragdown.folders.config import SERVER_CONFIG, read_json_object
+from ragdown.folders.config import read_json_object
 from ragdown.folders.manage import merge_hook
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,15 +44,11 @@ def check_value(key: str, value: object) -> Any:
     if key not in SAVED_KEYS:
         raise Refusal(400, f"unknown server setting: {key} (one of {', '.join((*SAVED_KEYS, 'hook'))})")
     if key == "embedder":
-        from ragdown.indexing.embedders.base import EmbedderError
-        from ragdown.indexing.embedders.registry import check_embedder_name
-
         if not isinstance(value, str):
             raise Refusal(400, "embedder must be a string")
-        try:
-            check_embedder_name(value, given_by="embedder")
-        except EmbedderError as error:
-            raise Refusal(400, error.message) from None
+        error = embedder_name_error(value, given_by="embedder")
+        if error is not None:
+            raise Refusal(400, error)
         return value
     try:
         return _adapter(key).validate_python(value, strict=True)

@@ -24,12 +24,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from ragdown.bounds import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.paths import check_path, is_skipped_entry, is_utf8
 from ragdown.errors import RagdownError
-from ragdown.folders.config import FOLDER_CONFIG, SERVER_CONFIG
 from ragdown.indexing import store
 from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.location import IndexLocation

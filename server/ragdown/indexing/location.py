@@ -19,42 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ragdown.bounds import check_index_uri
 from ragdown.errors import UnavailableError
 from ragdown.indexing.meta import META_FILE, IndexMeta, meta_json, read_meta, write_meta
-
-REMOTE_SCHEMES = ("s3", "gs", "az")
-
-
-class IndexLocationError(ValueError):
-    """A RAGDOWN_INDEX_URI that cannot name an index; the message says what to give instead."""
 
 
 class IndexStorageError(UnavailableError):
     """The object store could not be reached or refused a request."""
-
-
-def check_index_uri(value: str) -> str:
-    """`s3://bucket/prefix` and the like, or a plain path; refuses other schemes and bucket-less URIs."""
-    value = value.strip()
-    parsed = urlparse(value)
-    if "://" not in value:
-        return value
-    if parsed.scheme not in REMOTE_SCHEMES:
-        raise IndexLocationError(
-            f"RAGDOWN_INDEX_URI must be a path or an s3://, gs:// or az:// URI, got {parsed.scheme}://"
-        )
-    if not parsed.netloc:
-        raise IndexLocationError(f"RAGDOWN_INDEX_URI names no bucket: give {parsed.scheme}://BUCKET/PREFIX")
-    if parsed.query or parsed.fragment:
-        raise IndexLocationError(
-            "RAGDOWN_INDEX_URI takes no ?query or #fragment: set options in the environment"
-        )
-    return value.rstrip("/")
-
-
-def is_remote(uri: str | None) -> bool:
-    """Whether `RAGDOWN_INDEX_URI` names an object store rather than a path."""
-    return bool(uri) and "://" in str(uri)
 
 
 class IndexLocation:

@@ -1,4 +1,4 @@
-"""Abstention (Ragmir's idea, adapted): a query the index knows nothing about gets no hits.
+"""Abstention: a query the index knows nothing about gets no hits.
 
 When none of the query's words occurs in the index (the BM25 side found nothing) and no chunk is
 a strong vector match, the nearest chunks are noise: returning them invites an agent to treat them

@@ -53,9 +53,10 @@ class Hit:
     aliases: list[str] = field(default_factory=list)
 
 
-# mcp-ragdown takes max(4k, 20). A deeper floor costs little (the dense side scans every row
-# anyway) and lets the alias boost reach a named document's sections that neither retriever ranked
-# near the top: alias questions first 83/150 at 20, 126 at 40, 128 at 60 (bench/runbooks.py).
+# Each retriever's pool holds max(4 × limit, MIN_POOL) chunks. A deep floor costs little (the dense
+# side scans every row anyway) and lets the alias boost reach a named document's sections that
+# neither retriever ranked near the top: alias questions first 83/150 at 20, 126 at 40, 128 at 60
+# (bench/runbooks.py).
 MIN_POOL = 60
 
 

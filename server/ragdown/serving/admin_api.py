@@ -14,11 +14,11 @@ from ragdown.engine import Engine
 from ragdown.errors import Refusal
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.embedders import EmbedderError
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_object
+from ragdown.settings import ServerSettings
 
 
 def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:

@@ -1,4 +1,4 @@
-"""Bounded work (Ragmir's idea): a few tool calls run at once, a bounded number wait, the rest are
+"""Bounded work: a few tool calls run at once, a bounded number wait, the rest are
 told to retry. An unbounded queue would turn a burst into minutes of latency for everyone and
 memory that grows with the burst; a prompt "overloaded, retry" is what an agent can act on.
 

@@ -12,10 +12,10 @@ from pydantic import BaseModel, ValidationError
 
 from ragdown.engine import Engine
 from ragdown.errors import Refusal, plain
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.auth import Unauthorized
 from ragdown.serving.sessions import Sessions, session_of
 from ragdown.serving.tool_server import where
+from ragdown.settings import ServerSettings
 
 MAX_JSON_BODY = 1024 * 1024
 READ_ONLY = "The server is read-only (RAGDOWN_READ_ONLY)"

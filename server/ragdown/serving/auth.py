@@ -18,7 +18,7 @@ from typing import Literal
 
 from ragdown.errors import Refusal
 from ragdown.folders.registry import Folder, token_digest
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 
 Role = Literal["admin", "agent", "folder"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdown import __version__
-from ragdown.folders.config import FOLDER_CONFIG
+from ragdown.bounds import FOLDER_CONFIG
 from ragdown.folders.registry import list_folders, loose_markdown
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.sync import SyncReport
+from ragdown.settings import ServerSettings
 
 MAX_NAMED = 5
 

@@ -220,7 +220,7 @@ def docs_router(access: ApiAccess) -> APIRouter:
                 "tags": entry.tags if entry else [],
                 "aliases": entry.aliases if entry else [],
                 "indexed": entry is not None,
-                # What hides it from search (docs/web.md#documents): always documents of its own folder.
+                # What hides it from search (docs/web.md#screens): always documents of its own folder.
                 "superseded_by": entry.superseded_by if entry else [],
             },
         )

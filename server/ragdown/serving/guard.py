@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 # Routes that answer anyone: liveness, readiness, and the public status.

@@ -19,7 +19,6 @@ from starlette.types import Receive, Scope, Send
 from ragdown import __version__
 from ragdown.engine import Engine
 from ragdown.errors import RagdownError, plain
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admin_api import admin_router
 from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
@@ -32,6 +31,7 @@ from ragdown.serving.session_api import session_router
 from ragdown.serving.sessions import Sessions
 from ragdown.serving.tool_server import where
 from ragdown.serving.web_ui import web_router
+from ragdown.settings import ServerSettings
 
 
 def _typed(problem: Any) -> Any:

@@ -27,13 +27,13 @@ from ragdown.engine import Engine
 from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
 from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
 from ragdown.serving.tools import Endpoint, Forward, build_server
+from ragdown.settings import ServerSettings
 
 MAX_MCP_BODY = 1024 * 1024
 # Servers kept for the folders and sub-folders agents call (each ~0.4 MB with its transport), and how

@@ -16,7 +16,6 @@ import uvicorn
 
 from ragdown import __version__
 from ragdown.engine import Engine, index_location
-from ragdown.folders.settings import ServerSettings
 from ragdown.indexing.store import IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
@@ -25,6 +24,7 @@ from ragdown.roles.token import local_token
 from ragdown.serving.auth import CALLER
 from ragdown.serving.http import RagdownApp
 from ragdown.serving.internal import internal_app
+from ragdown.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.paths import shown
 from ragdown.engine import Engine
@@ -20,7 +21,6 @@ from ragdown.errors import Refusal
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
-from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission

@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.errors import Refusal
-from ragdown.folders.settings import ServerSettings
 from ragdown.serving.api_access import body_of, read_json_object
 from ragdown.serving.auth import Unauthorized, identify
 from ragdown.serving.sessions import (
@@ -20,6 +19,7 @@ from ragdown.serving.sessions import (
     check_cookie_request,
     is_tls,
 )
+from ragdown.settings import ServerSettings
 
 NOT_ADMIN_TOKEN = "that is not the admin token (RAGDOWN_ADMIN_TOKEN): check it and sign in again"
 AGENT_TOKEN = "that is the agents' token, for /mcp only: sign in with the admin token (RAGDOWN_ADMIN_TOKEN)"

@@ -21,11 +21,11 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
+from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.documents.edits import Edit
 from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
-from ragdown.hook.settings import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.admission import Admission, OverloadedError
 from ragdown.serving.auth import CALLER

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from ragdown.indexing.embedders.base import EmbedderError
-from ragdown.indexing.embedders.settings import embedder_settings
+from ragdown.settings import embedder_settings
 
 
 def sha256_file(path: Path) -> str:

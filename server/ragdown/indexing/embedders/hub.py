@@ -28,7 +28,7 @@ from ragdown.atomic import atomic_file
 from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
-from ragdown.indexing.embedders.settings import DEFAULT_HUB_URL, embedder_settings
+from ragdown.settings import DEFAULT_HUB_URL, embedder_settings
 
 if TYPE_CHECKING:  # httpx loads only when something must be downloaded
     import httpx

@@ -1,7 +1,7 @@
 """The hub models ragdown knows by name, pinned to a commit with every file's SHA-256 and size.
 
-Both are the int8 ("q8") ONNX exports transformers.js loads, as mcp-ragdown ran them, with its
-pooling, prefixes and measured cosine scale (`min_score`, `unrelated`: README "Choosing an embedder").
+Both are the int8 ("q8") ONNX exports in each repository's `onnx/` folder; each spec gives its model's
+pooling, prefixes and cosine scale (`min_score`, `unrelated`).
 
 Where the pins come from. This machine cannot reach the hub, so no value below was checked by
 downloading the file here. Each was taken from public projects that pin the same repo, revision and

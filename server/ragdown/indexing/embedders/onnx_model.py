@@ -22,7 +22,7 @@ from ragdown.indexing.embedders.base import (
     normalise_rows,
 )
 from ragdown.indexing.embedders.files import sha256_file
-from ragdown.indexing.embedders.settings import embedder_settings
+from ragdown.settings import embedder_settings
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

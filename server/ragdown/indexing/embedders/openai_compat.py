@@ -11,7 +11,7 @@
   `openai:<model>@<dim>`. Vectors are put back in `index` order and L2-normalised.
 - 429 and 5xx answers, and connections refused or dropped, are retried a bounded number of times with
   exponential backoff (honouring a numeric `Retry-After`); any other non-2xx answer fails at once.
-- An endpoint has no measured cosine scale, so the hook's `min_score` is mcp-ragdown's cautious 0.8
+- An endpoint has no measured cosine scale, so the hook's `min_score` is a cautious 0.8
   for unmeasured models (it injects only near-matches): measure your model with bench/runbooks.py
   and set `RAGDOWN_HOOK_MIN_SCORE`. Fusion stays plain RRF for the same reason.
 """
@@ -28,10 +28,10 @@ import httpx
 import numpy as np
 
 from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
-from ragdown.indexing.embedders.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
-from ragdown.indexing.embedders.settings import embedder_settings
+from ragdown.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
+from ragdown.settings import embedder_settings
 
-# Read by EmbedderSettings (embedders/settings.py); named here for the error that asks for a key.
+# Read by EmbedderSettings (ragdown/settings.py); named here for the error that asks for a key.
 API_KEY_ENVS = ("RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_OPENAI_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai:"
 

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
+from ragdown.bounds import DEFAULT_EMBEDDER, EMBEDDER_NAMES, OPENAI_PREFIX, embedder_name_error
 from ragdown.indexing.embedders.base import Embedder, EmbedderError
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.embedders.hub_models import HUB_MODELS
 from ragdown.indexing.embedders.onnx_model import default_threads
 
-EMBEDDER_NAMES = ("minilm", *HUB_MODELS, "hash")
-DEFAULT_EMBEDDER = "minilm"
-OPENAI_PREFIX = "openai:"
+__all__ = ["EMBEDDER_NAMES", "check_embedder_name", "create_embedder"]
 
 
 def check_embedder_name(name: str | None, given_by: str = "RAGDOWN_EMBEDDER") -> None:
     """Refuse an unknown embedder name before anything loads (None is the default); the refusal
     names where the name came from (`--embedder` on the command line, else the variable)."""
-    name = (name or DEFAULT_EMBEDDER).strip()
-    openai = name.startswith(OPENAI_PREFIX) and name[len(OPENAI_PREFIX) :].strip()
-    if name not in EMBEDDER_NAMES and not openai:
-        known = ", ".join(EMBEDDER_NAMES)
-        raise EmbedderError(f'{given_by} must be {known} or openai:<model>, got "{name}"')
+    error = embedder_name_error(name, given_by)
+    if error is not None:
+        raise EmbedderError(error)
 
 
 def create_embedder(name: str | None = None, *, threads: int | None = None) -> Embedder:

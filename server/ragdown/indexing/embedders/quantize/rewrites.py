@@ -14,7 +14,7 @@
 test batches match the model's.
 
 Why not ONNX Runtime's own transformer optimizer (`onnxruntime.transformers.optimizer`, bert, 12
-heads, hidden 384; measured 2026-12-01 with ONNX Runtime 1.32, bench/README.md): on this export it
+heads, hidden 384; measured with ONNX Runtime 1.32, bench/README.md): on this export it
 fuses no attention block, with or without the NaN guards, only SkipLayerNormalization (which ONNX
 Runtime makes itself when it loads our int8 file) and BiasGelu. In float32, at the same output, these
 rewrites ran 1.13x as fast as its result, which was no faster than the packaged model. In their
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ragdown.indexing.embedders.onnx_model import batch_feeds
 from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.quantize.graph import MS_DOMAIN, Graph, apply_edits, prune
 
@@ -259,8 +260,6 @@ REWRITES: tuple[tuple[Rewrite, ...], ...] = (
 
 def _check_feeds(calibration: Sequence[Feed]) -> list[dict[str, npt.NDArray[np.int64]]]:
     """A padded two-text batch of made-up ids, and the calibration texts padded into one batch."""
-    from ragdown.indexing.embedders.onnx_model import batch_feeds
-
     rows = [[101, *range(2000, 2007), 102], [101, *range(3000, 3020), 102]]
     rows_of = [[int(i) for i in feed["input_ids"][0] if i] for feed in calibration if "input_ids" in feed]
     return [batch_feeds(rows)] + ([batch_feeds(rows_of)] if rows_of else [])

@@ -1,4 +1,4 @@
-"""The server's settings from the environment (`ragdown.folders.settings`): the `RAGDOWN_*` names and
+"""The server's settings from the environment (`ragdown.settings`): the `RAGDOWN_*` names and
 the two bare ones a platform sets (`PORT`, `SECURE_LOCAL_NET`), safe defaults, values checked when
 the server starts rather than when a request first uses them, and tokens kept out of its repr."""
 
@@ -9,7 +9,7 @@ import os
 import pytest
 from pydantic import ValidationError
 
-from ragdown.folders.settings import ServerSettings
+from ragdown.settings import ServerSettings
 
 
 @pytest.fixture(autouse=True)
