@@ -23,12 +23,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragdown.errors import Refusal
 from ragdown.serving.auth import ADMIN, CALLER, bearer, same_token
+from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.mcp_routes import McpRoutes
-from ragdown.serving.root import ROOT_ONLY_TOOLS
+from ragdown.serving.root_tools import ROOT_TOOLS
 from ragdown.serving.tools import WRITE_TOOLS
 
-# What a reader forwards: the write tools, and the root endpoint's own (create a folder, reindex all).
-FORWARDED_TOOLS = WRITE_TOOLS | ROOT_ONLY_TOOLS
+# What a reader forwards: the write tools, the root endpoint's own among them.
+FORWARDED_TOOLS = WRITE_TOOLS
+# Those a reader's root endpoint forwards naming no folder (create a folder, reindex all).
+ROOT_FORWARDED = frozenset(t.name for t in (*TOOLS, *ROOT_TOOLS) if t.writes and t.on_root == "whole")
 MAX_INTERNAL_BODY = 1024 * 1024 + 64 * 1024  # an MCP body's limit, and room for the envelope
 
 
@@ -73,9 +76,10 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
         if call.tool not in FORWARDED_TOOLS:
             return refused(f"{call.tool} is not run by the primary for readers")
         if call.folder is None:
-            if not routes.engine.settings.root_mcp or call.tool not in ROOT_ONLY_TOOLS | {"ragdown_reindex"}:
+            if not routes.engine.settings.root_mcp or call.tool not in ROOT_FORWARDED:
                 return refused("no folder with MCP turned on at this path")
-            server = routes.root_server(ADMIN)
+            # Not counted here either: the reader counted it.
+            server = routes.root_server(ADMIN, counted=False)
         else:
             sub = [s for s in call.path.split("/") if s] if call.path else []
             folder = routes.folder_at(call.folder, sub)

@@ -31,9 +31,10 @@ from ragdown.folders.settings import ServerSettings
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
 from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
 from ragdown.serving.metrics import Metrics
+from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
-from ragdown.serving.tools import Endpoint, Forward, build_server
+from ragdown.serving.tools import Endpoint, build_server
 
 MAX_MCP_BODY = 1024 * 1024
 # Servers kept for the folders and sub-folders agents call (each ~0.4 MB with its transport), and how
@@ -109,7 +110,7 @@ class McpRoutes:
         )
         self._servers_lock = threading.Lock()
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
-        self._roots: dict[Access, MCPServer] = {}
+        self._roots: dict[tuple[Access, bool], MCPServer] = {}
         self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
         self._tasks: dict[MCPServer, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
         self.forward: Forward | None = None
@@ -154,12 +155,15 @@ class McpRoutes:
         self._servers.clear()
         self._roots.clear()
 
-    def root_server(self, access: Access = ADMIN) -> MCPServer:
+    def root_server(self, access: Access = ADMIN, *, counted: bool = True) -> MCPServer:
         """The root server for one kind of caller: it covers the MCP folders that caller reaches, looked
-        up on every call; built once per caller kind (each folder token is its own kind)."""
-        server = self._roots.get(access)
+        up on every call; built once per caller kind (each folder token is its own kind). `counted`
+        false: its calls are left out of the metrics (a reader's forwarded call, counted there)."""
+        metrics = self.metrics if counted else None
+        key = (access, metrics is not None)
+        server = self._roots.get(key)
         if server is None:
-            server = self._roots[access] = build_root_server(
+            server = self._roots[key] = build_root_server(
                 RootEndpoint(
                     self.engine,
                     read_only=self.settings.read_only,
@@ -169,6 +173,7 @@ class McpRoutes:
                     reaches=access.reaches,
                     can_create=access.role != "folder",
                     caller=f"{access.role}:{access.digest}",
+                    metrics=metrics,
                 )
             )
         return server
