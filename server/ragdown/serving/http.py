@@ -24,6 +24,7 @@ from ragdown.serving.admin_api import admin_router
 from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
 from ragdown.serving.docs_api import docs_router
+from ragdown.serving.docs_write_api import docs_write_router
 from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
@@ -166,6 +167,7 @@ def create_app(
     app.include_router(session_router(sessions, settings))
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
+    app.include_router(docs_write_router(access))
     app.include_router(admin_router(access, environment or settings))
     app.include_router(web_router())
 
