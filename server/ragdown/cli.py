@@ -306,9 +306,9 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
     """Prometheus metrics on their own port (never routed by the ingress); a port already taken
     costs the metrics, not the server."""
     from ragdown.folders.registry import list_folders
+    from ragdown.serving.folder_tools import TOOLS
     from ragdown.serving.guard import Guard
     from ragdown.serving.metrics import Metrics, serve_metrics
-    from ragdown.serving.folder_tools import TOOLS
     from ragdown.serving.root_tools import ROOT_TOOLS
 
     if not settings.metrics_port:
