@@ -84,7 +84,6 @@ class Operator:
         self.slots = asyncio.Semaphore(config.max_concurrent_reconciles)
         # The resyncs of a quarter interval share one listing of the indexer's folders.
         self.listing = FolderListing(self.indexer.folders, max_age_s=max(1.0, config.resync_s / 4))
-        self.phased: set[str] = set()
 
     def lock_for(self, body: kopf.Body) -> asyncio.Lock:
         return self.locks.setdefault(body.metadata.uid or body.metadata.name or "", asyncio.Lock())
@@ -232,21 +231,18 @@ class Operator:
         async with self.lock_for(body):
             await self.run(body, patch, retry, "change")
 
-    def phase(self, body: kopf.Body) -> float:
-        """Seconds a resource's first resync waits past the timer's interval: spread by its uid over one
-        interval, so resources created or resumed together do not resync together ever after (kopf's timer
-        counts each interval from the end of the run before)."""
+    def first_resync(self, body: kopf.Body, **_: Any) -> float:
+        """Seconds until a resource's first resync: one interval, plus a part of another that its uid
+        decides. The timer is sharp (each run starts one interval after the one before started, however
+        long that one waited for a slot), so resources created or resumed together keep resyncing spread
+        over the interval instead of in one burst."""
         uid = body.metadata.uid or body.metadata.name or ""
-        if uid in self.phased:
-            return 0.0
-        self.phased.add(uid)
         fraction = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:4], "big") / 2**32
-        return fraction * self.config.resync_s
+        return self.config.resync_s * (1 + fraction)
 
     async def resync(self, body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
         """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts, from
         the watched Ingresses and a shared listing of the indexer's folders (resync_view.py)."""
-        await asyncio.sleep(self.phase(body))
         view = ResyncView(IngressView(kwargs["ingresses"]), self.listing)
         async with self.lock_for(body):
             if body.metadata.get("deletionTimestamp"):  # the finalizer has it now
@@ -292,7 +288,6 @@ class Operator:
                 raise kopf.TemporaryError(str(error), delay=self.backoff(retry)) from None
         self._count_ready(body, None)
         self.locks.pop(body.metadata.uid or name, None)
-        self.phased.discard(body.metadata.uid or name)
 
     def _abandon(self, body: kopf.Body, spec: FolderSpec | None, manager: str, error: Exception) -> None:
         """Say what deletion left undone, where a person will look: an Event, the log, a metric."""
@@ -359,7 +354,15 @@ def register(config: OperatorSettings, registry: kopf.OperatorRegistry | None = 
     )
     interval = config.resync_s
     kopf.timer(
-        GROUP, VERSION, PLURAL, id="resync", interval=interval, initial_delay=interval, when=when, **where
+        GROUP,
+        VERSION,
+        PLURAL,
+        id="resync",
+        interval=interval,
+        sharp=True,
+        initial_delay=operator.first_resync,
+        when=when,
+        **where,
     )(operator.resync)
     kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy", when=when, **where)(
         operator.apply_deletion_policy

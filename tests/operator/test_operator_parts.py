@@ -467,8 +467,7 @@ def test_a_spec_that_failed_for_good_is_not_rerun_by_every_resync() -> None:
     re-running it counted `invalid` every minute, so RagdownOperatorReconcileFailing fired for ever."""
     from ragdown_operator import handlers, metrics
 
-    settings = OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9", resync_s=0.05)
-    operator = handlers.Operator(settings)
+    operator = handlers.Operator(OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9"))
 
     def invalid_count() -> float:
         return metrics.RECONCILES.labels("timer", "invalid")._value.get()

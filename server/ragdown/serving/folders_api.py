@@ -69,9 +69,12 @@ def folders_router(access: ApiAccess) -> APIRouter:
 
     @router.get("/folders")
     def list_all() -> dict[str, Any]:
+        """Every folder; the counts are looked up once for all of them (the operator's resyncs share
+        this listing, so it must not cost a table check per folder)."""
         engine = current()
+        counts = engine.folder_counts()
         return {
-            "folders": [described(engine, f) for f in list_folders(engine.docs_dir)],
+            "folders": [folder_json(f, *counts.get(f.name, (0, 0))) for f in list_folders(engine.docs_dir)],
             "loose_files": loose_markdown(engine.docs_dir),
         }
 
