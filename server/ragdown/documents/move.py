@@ -36,7 +36,7 @@ from ragdown.documents.paths import (
     is_utf8,
     shown,
 )
-from ragdown.errors import Refusal
+from ragdown.errors import NotAFileError, NotAFolderError, Refusal
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"
@@ -299,7 +299,7 @@ def _move_document(plan: MovePlan, own: Rewrite | None) -> None:
 
     try:
         moved = files.move_file(plan.root, plan.source, plan.destination, content, display=plan.to_path)
-    except (FileNotFoundError, files.NotAFileError):
+    except (FileNotFoundError, NotAFileError):
         raise Refusal(404, f"no such document or folder: {plan.from_path}") from None
     if not moved:  # a move keeps the file's permissions, and never replaces what is there
         raise Refusal(409, f"already exists: {plan.to_path}")
@@ -316,6 +316,6 @@ def _write_if_unchanged(root: Root, path: str, rewrite: Rewrite) -> bool:
 
     try:
         updated = files.update(root, path.split("/"), change)
-    except (files.NotAFileError, files.NotAFolderError):
+    except (NotAFileError, NotAFolderError):
         return False
     return updated.before == rewrite.original

@@ -17,7 +17,7 @@ from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, c
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
 from ragdown.documents.provenance import Writer
 from ragdown.documents.writes import encode_text, json_string, provenance_stamp
-from ragdown.errors import Refusal
+from ragdown.errors import NotAFolderError, Refusal
 
 REMEMBER_TOOL = "ragdown_remember"
 SLUG_CHARS = 60
@@ -60,7 +60,7 @@ def _superseded(root: Root, entry: str) -> str:
     path = _checked(entry, markdown_only=False, escapes=escapes, otherwise="supersedes")
     try:
         info = files.lstat(root, path.parts, display=entry)
-    except files.NotAFolderError:
+    except NotAFolderError:
         info = None
     if info is None or not stat.S_ISREG(info.st_mode):
         raise Refusal(404, f"supersedes names no document in this folder: {shown(entry)}")

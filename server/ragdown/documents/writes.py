@@ -24,7 +24,7 @@ from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.paths import DocPath, check_path
 from ragdown.documents.paths import shown as shown_input
 from ragdown.documents.provenance import Writer, as_agent
-from ragdown.errors import Refusal
+from ragdown.errors import Code, NotAFileError, Refusal
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.
 _ENCODING_ERRORS = "surrogateescape"
@@ -78,14 +78,16 @@ def now_hash(current: bytes) -> str:
 def _require(base_hash: str | None, current: bytes, shown: str) -> None:
     """409 `changed` unless `current` is still the `base_hash` version (or none was given)."""
     if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-        raise Refusal(409, f"{shown} was changed on disk since it was opened{now_hash(current)}", "changed")
+        raise Refusal(
+            409, f"{shown} was changed on disk since it was opened{now_hash(current)}", Code.CHANGED
+        )
 
 
 def _against(base_hash: str, current: bytes | None, text: str, shown: str) -> bytes:
     """`text` as it replaces `current`, which must still be the `base_hash` version (else 409
     `changed`); CRLF line endings, if the file has them, are kept."""
     if current is None:
-        raise Refusal(409, f"{shown} was deleted since it was opened", "changed")
+        raise Refusal(409, f"{shown} was deleted since it was opened", Code.CHANGED)
     _require(base_hash, current, shown)
     if b"\r\n" in current:
         text = _LINE_BREAK_RE.sub("\r\n", text)
@@ -231,7 +233,7 @@ def edit_document(
 
     try:
         updated = files.update(at, path.parts, change, display=shown)
-    except files.NotAFileError:
+    except NotAFileError:
         raise Refusal(404, f"no such document: {shown}") from None
     return _result(path, updated), replaced
 
@@ -254,13 +256,13 @@ def delete_document(
                 409,
                 f"{display_path or path.relative} changed since it was read, so it was not deleted: "
                 f"read it again and decide on what it says now{now_hash(current)}",
-                "changed",
+                Code.CHANGED,
             )
         return files.DELETE
 
     try:
         files.update(Root.at(root), path.parts, change, display=display_path or relative)
-    except files.NotAFileError:  # a symlink or a folder is no document
+    except NotAFileError:  # a symlink or a folder is no document
         raise Refusal(404, f"no such document: {display_path or shown_input(relative)}") from None
     return path.relative
 

@@ -20,7 +20,7 @@ from ragdown.bounds import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import control_character, shown
-from ragdown.errors import Refusal
+from ragdown.errors import Code, Refusal
 from ragdown.folders.registry import SHA256_RE, Folder, read_folder
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
@@ -65,7 +65,7 @@ def managed_refusal(folder: Folder) -> Refusal:
     match = MANAGER_RE.match(folder.managed_by or "")
     if match:
         where += f" (kubectl edit ragdownfolder {match['name']} -n {match['namespace']})"
-    return Refusal(409, f"folder {folder.name} is managed by {folder.managed_by}: {where}", "managed")
+    return Refusal(409, f"folder {folder.name} is managed by {folder.managed_by}: {where}", Code.MANAGED)
 
 
 def check_manager(folder: Folder, caller: str | None, *, adopting: bool = False) -> None:
@@ -75,7 +75,9 @@ def check_manager(folder: Folder, caller: str | None, *, adopting: bool = False)
     if folder.managed_by is not None and caller != folder.managed_by:
         raise managed_refusal(folder)
     if folder.managed_by is None and caller is not None and not adopting:
-        raise Refusal(409, f"folder {folder.name} is not managed by {caller}: nothing changed", "not_managed")
+        raise Refusal(
+            409, f"folder {folder.name} is not managed by {caller}: nothing changed", Code.NOT_MANAGED
+        )
 
 
 def _check_manager_value(changes: Mapping[str, Any], caller: str | None) -> None:
@@ -172,7 +174,7 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
             409,
             f"folder {name} existed before {caller} managed it, so its documents are not deleted: "
             "remove it by hand if that is what you want",
-            "not_created",
+            Code.NOT_CREATED,
         )
     files.remove_tree(Root(docs_dir), (folder.name,))
 

@@ -11,10 +11,9 @@ from fastapi import APIRouter, Depends, Request
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import EmbedderError, Refusal
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
-from ragdown.indexing.embedders import EmbedderError
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_object

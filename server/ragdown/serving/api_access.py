@@ -11,8 +11,8 @@ from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from ragdown.engine import Engine
-from ragdown.errors import Refusal, plain
-from ragdown.serving.auth import Unauthorized
+from ragdown.errors import Code, Refusal, plain
+from ragdown.serving.auth import unauthorized
 from ragdown.serving.sessions import Sessions, session_of
 from ragdown.serving.tool_server import where
 from ragdown.settings import ServerSettings
@@ -53,7 +53,7 @@ class ApiAccess:
             return
         who = self.admin(header)
         if who is None:
-            raise Unauthorized(request.headers.get("authorization"))
+            raise unauthorized(request.headers.get("authorization"))
         if not who:
             raise Refusal(403, NOT_ADMIN if self.settings.admin_token else ADMIN_OFF)
 
@@ -61,7 +61,7 @@ class ApiAccess:
         """The engine of a server that may change things: the primary's."""
         if self.is_reader():
             raise Refusal(
-                409, "this server is a reader: change folders on the primary (the indexer)", "reader"
+                409, "this server is a reader: change folders on the primary (the indexer)", Code.READER
             )
         return self.current()
 

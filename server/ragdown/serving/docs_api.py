@@ -26,7 +26,7 @@ from ragdown.documents.paths import check_path, is_markdown
 from ragdown.documents.writes import delete_document, save
 from ragdown.editing import Place, backlinks_of, indexed, moved
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import NotAFolderError, Refusal
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
@@ -141,7 +141,7 @@ def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
             try:
                 checked = check_path(posixpath.normpath(candidate), markdown_only=False)
                 info = files.lstat(root, checked.parts)
-            except (Refusal, OSError, files.NotAFolderError):
+            except (Refusal, OSError, NotAFolderError):
                 continue
             if info is not None and stat.S_ISREG(info.st_mode):
                 return f"{folder}/{checked.relative}"

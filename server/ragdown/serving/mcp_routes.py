@@ -28,7 +28,7 @@ from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
+from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify, unauthorized
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
@@ -212,7 +212,7 @@ class McpRoutes:
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         access = identify(authorization, self.settings)
         if access is None:
-            await send_error(send, Unauthorized(authorization))
+            await send_error(send, unauthorized(authorization))
             return
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         segments = split_mcp_path(raw[len(b"/mcp") :])
@@ -221,7 +221,7 @@ class McpRoutes:
         if segments == []:
             if not self.engine.settings.root_mcp:
                 if self._unknown(access):
-                    await send_error(send, Unauthorized(authorization))
+                    await send_error(send, unauthorized(authorization))
                 else:
                     await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
                 return
@@ -237,7 +237,7 @@ class McpRoutes:
                 server = self.server(self.endpoint_for(folder, segments[1:]))
                 reached = [folder]
         if server is None and self._unknown(access):
-            await send_error(send, Unauthorized(authorization))  # a token no folder takes
+            await send_error(send, unauthorized(authorization))  # a token no folder takes
             return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragdown.errors import Refusal
+from ragdown.errors import Refusal, Unauthorized
 from ragdown.serving.api_access import body_of, read_json_object
-from ragdown.serving.auth import Unauthorized, identify
+from ragdown.serving.auth import identify
 from ragdown.serving.sessions import (
     COOKIE,
     COOKIE_PATH,
@@ -57,7 +57,7 @@ def session_router(sessions: Sessions, settings: ServerSettings) -> APIRouter:
         if access is not None and access.role == "agent":
             raise Refusal(403, AGENT_TOKEN)
         if access is None or not access.is_admin:
-            raise Unauthorized(None, NOT_ADMIN_TOKEN)
+            raise Unauthorized(NOT_ADMIN_TOKEN)
         old = request.cookies.get(COOKIE)
         if old:  # a new sign-in replaces this browser's old session
             sessions.end(old)

@@ -24,8 +24,7 @@ from collections.abc import Callable
 
 from fastapi import Request
 
-from ragdown.errors import Refusal
-from ragdown.serving.auth import Unauthorized
+from ragdown.errors import Refusal, Unauthorized
 
 COOKIE = "ragdown_session"
 COOKIE_PATH = "/api"  # never sent to /mcp, nor to the page and its files
@@ -109,6 +108,6 @@ def session_of(request: Request, sessions: Sessions) -> bool:
     if given is None:
         return False
     if not sessions.valid(given):
-        raise Unauthorized(None, SESSION_ENDED)
+        raise Unauthorized(SESSION_ENDED)
     check_cookie_request(request)
     return True

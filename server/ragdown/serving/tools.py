@@ -23,11 +23,11 @@ from pydantic_core import to_jsonable_python
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.documents.edits import Edit
-from ragdown.errors import RagdownError, Refusal
+from ragdown.errors import OverloadedError, RagdownError, Refusal
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.search.policy import MAX_QUERY_CHARS
-from ragdown.serving.admission import Admission, OverloadedError
+from ragdown.serving.admission import Admission
 from ragdown.serving.auth import CALLER
 from ragdown.serving.formats import compact, hit_json, hits_text
 from ragdown.serving.metrics import Metrics
