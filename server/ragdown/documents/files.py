@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Final
 
 from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
-from ragdown.errors import NotAFileError, NotAFolderError, Refusal
+from ragdown.errors import ConflictError, NotAFileError, NotAFolderError
 from ragdown.modes import PRIVATE_DIR, PRIVATE_FILE, PRIVATE_UMASK, documents_umask
 
 log = logging.getLogger(__name__)
@@ -486,7 +486,7 @@ def update(
             if created:
                 return Updated(None, new)
         # Someone created it first: decide again, on their version.
-    raise Refusal(409, f"{shown(shown_as)} kept changing while it was written: nothing was written, retry")
+    raise ConflictError(f"{shown(shown_as)} kept changing while it was written: nothing was written, retry")
 
 
 def _mode_of(parent: int, name: str) -> int | None:
@@ -558,8 +558,8 @@ def remove_tree(root: Root, parts: Sequence[str]) -> None:
                 if _lstat_at(parent, name) is None:
                     break
         else:
-            raise Refusal(
-                409, f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
+            raise ConflictError(
+                f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
             )
         _fsync_dir(parent)
 

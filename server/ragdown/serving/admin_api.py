@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
-from ragdown.errors import EmbedderError, Refusal
+from ragdown.errors import BadRequestError, EmbedderError, NotFoundError
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
 from ragdown.search.query_log import QueryLog
@@ -49,7 +49,7 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
     def change(changes: Annotated[dict[str, Any], Depends(settings_body)]) -> dict[str, Any]:
         engine = access.writable()
         if not changes:
-            raise Refusal(400, f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
+            raise BadRequestError(f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
         saved = merged(engine.docs_dir, changes)  # every value checked before anything changes
         if "embedder" in changes:
             name = changes["embedder"] or environment.embedder
@@ -57,8 +57,8 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
                 try:  # loaded first: one that cannot load changes nothing
                     engine.switch_embedder(name)
                 except EmbedderError as error:
-                    raise Refusal(
-                        400, f"the embedder {name} cannot be loaded, so nothing changed: {error}"
+                    raise BadRequestError(
+                        f"the embedder {name} cannot be loaded, so nothing changed: {error}"
                     ) from None
         write_saved(engine.docs_dir, saved)
         engine.publish_folder_copy()
@@ -89,7 +89,7 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
     @router.delete("/loose")
     def delete_loose(engine: Annotated[Engine, Depends(access.writable)], name: str) -> dict[str, Any]:
         if name not in loose_markdown(engine.docs_dir):
-            raise Refusal(404, f"no loose Markdown file by that name: {name}")
+            raise NotFoundError(f"no loose Markdown file by that name: {name}")
         delete_document(Root(engine.docs_dir), name)
         return {"deleted": name, "loose_files": loose_markdown(engine.docs_dir)}
 

@@ -17,7 +17,7 @@ from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.paths import shown
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, ForbiddenError, NotFoundError
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
@@ -80,7 +80,7 @@ class RootEndpoint:
     def folder(self, name: str) -> Endpoint:
         found = read_folder(self.engine.docs_dir, name)
         if found is None or not found.mcp or not self.reaches(found):
-            raise Refusal(404, f'no folder with MCP turned on named "{shown(name)}"')
+            raise NotFoundError(f'no folder with MCP turned on named "{shown(name)}"')
         return Endpoint(
             engine=self.engine,
             scope=Scope(name),
@@ -139,7 +139,7 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
 
     def everywhere(name: str, kwargs: dict[str, Any]) -> str:
         if name in NEEDS_FOLDER:
-            raise Refusal(400, f"folder is required: one of {names()}")
+            raise BadRequestError(f"folder is required: one of {names()}")
         if name == "ragdown_recall":
             return recall_all(**kwargs)
         if name == "ragdown_list":
@@ -152,13 +152,13 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
             if root.forward is not None:
                 text, is_error = root.forward(name, None, "", kwargs)
                 if is_error:
-                    raise Refusal(400, text)
+                    raise BadRequestError(text)
                 return text
             if kwargs.get("full"):
                 engine.claim_full_reindex()
             report = engine.sync(full=bool(kwargs.get("full")))
             return compact(report_in_view(report, in_folders, lambda path: path))
-        raise Refusal(400, f"{name} needs a folder: one of {names()}")
+        raise BadRequestError(f"{name} needs a folder: one of {names()}")
 
     def recall_all(
         query: str,
@@ -260,7 +260,7 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
             if folder:
                 endpoint = root.folder(folder)
                 if not endpoint.enabled(tool.__name__):
-                    raise Refusal(403, f"{tool.__name__} is turned off for folder {folder}")
+                    raise ForbiddenError(f"{tool.__name__} is turned off for folder {folder}")
                 return tools_by_name(endpoint)[tool.__name__](**kwargs)
             return everywhere(tool.__name__, kwargs)
 
@@ -295,7 +295,7 @@ def build_root_server(root: RootEndpoint) -> ToolServer:
         if root.forward is not None:  # a reader: the primary creates it, as it runs every write
             text, is_error = root.forward("ragdown_create_folder", None, "", {"name": name, "title": title})
             if is_error:
-                raise Refusal(400, text)
+                raise BadRequestError(text)
             return text
         create_folder(
             engine.docs_dir, name, {"title": title, "mcp": True}, created_by="ragdown_create_folder"

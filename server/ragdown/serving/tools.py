@@ -23,7 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.documents.edits import Edit
-from ragdown.errors import OverloadedError, RagdownError, Refusal
+from ragdown.errors import BadRequestError, OverloadedError, RagdownError
 from ragdown.folders.manage import FOLDER_WRITE_TOOLS
 from ragdown.folders.scope import Scope
 from ragdown.search.policy import MAX_QUERY_CHARS
@@ -201,7 +201,7 @@ def forwarded(tool: Callable[..., str], forward: Forward, scope: Scope) -> Calla
         }
         text, is_error = forward(tool.__name__, folder, sub, to_jsonable_python(arguments))
         if is_error:
-            raise Refusal(400, text)
+            raise BadRequestError(text)
         return text
 
     return run
