@@ -38,10 +38,11 @@ and the web UI's `codes.js` is made from them (`python -m ragdown.codes_js`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
+from enum import StrEnum, unique
 from typing import Any
 
 
+@unique
 class Code(StrEnum):
     """A word an error answer carries beside its message (`{"error", "code"}`) where the status alone
     is ambiguous; clients branch on it (docs/documents.md#write, docs/tools.md#folder-routes)."""
