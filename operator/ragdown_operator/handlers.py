@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 import httpx
 import kopf
 
+from ragdown.errors import Code
 from ragdown_operator import instance, kopf_config, metrics, release
 from ragdown_operator.constants import (
     GROUP,
@@ -34,14 +35,21 @@ from ragdown_operator.constants import (
     VERSION,
     manager_of,
 )
-from ragdown_operator.indexer import IndexerClient, IndexerRefused, IndexerUnreachable
-from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable, client_for, connection_info
+from ragdown_operator.errors import (
+    IndexerRefused,
+    IndexerUnreachable,
+    IngressConflict,
+    InvalidSpecError,
+    KubeUnavailable,
+    TokenUnavailable,
+)
+from ragdown_operator.indexer import IndexerClient
+from ragdown_operator.kube import Kube, client_for, connection_info
 from ragdown_operator.reconcile import Outcome, Reconciler, write_status
 from ragdown_operator.resync_view import FolderListing, IngressView, ResyncView, ingress_entry
 from ragdown_operator.settings import OperatorSettings
-from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
+from ragdown_operator.spec import FolderSpec, ingress_name
 from ragdown_operator.status import Condition
-from ragdown_operator.tokens import TokenUnavailable
 
 MAX_DELAY_S = 300.0
 LOG = logging.getLogger("ragdown_operator")
@@ -173,10 +181,10 @@ class Operator:
             halt(SYNCED, "IndexerUnreachable", str(error), retry)
         except IndexerRefused as error:
             self.indexer_answered(True)
-            if error.code == "managed":  # another resource may be deleted meanwhile: keep retrying
+            if error.code == Code.MANAGED:  # another resource may be deleted meanwhile: keep retrying
                 message = f"{error}; two RagdownFolders name folder {spec.folder}: delete one of them"
                 halt(SYNCED, "FolderManagedElsewhere", message, retry)
-            if error.code == "reader":
+            if error.code == Code.READER:
                 message = f"RAGDOWN_OPERATOR_INDEXER_URL points at a reader, not the indexer: {error}"
                 halt(SYNCED, "IndexerIsReader", message, retry)
             if error.status in (401, 403):
@@ -310,7 +318,7 @@ class Operator:
                 try:
                     await self.indexer.delete(spec.folder, manager)
                 except IndexerRefused as error:
-                    if error.code != "not_created":
+                    if error.code != Code.NOT_CREATED:
                         raise
                     self.announce(body, "Warning", "FolderKept", str(error))
                 else:
@@ -324,7 +332,7 @@ class Operator:
             metrics.CHANGES.labels("folder_released").inc()
         except IndexerRefused as error:
             # Gone already, or never ours (another resource's, or a person's): nothing to undo.
-            if error.status == 404 or error.code in ("managed", "not_managed"):
+            if error.status == 404 or error.code in (Code.MANAGED, Code.NOT_MANAGED):
                 return
             raise
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ragdown import __version__
 from ragdown.bounds import SERVER_CONFIG, is_remote
-from ragdown.errors import ConfigError, RagdownError, plain
+from ragdown.errors import CliError, RagdownError, plain
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 
@@ -31,10 +31,6 @@ REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "
 HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0
-
-
-class CliError(ConfigError):
-    """A refusal to print as one line on stderr, exiting 2."""
 
 
 class ProgressBar:

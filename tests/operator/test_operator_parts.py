@@ -22,20 +22,13 @@ import pytest
 from ragdown.folders.manage import FOLDER_TOOLS
 from ragdown_operator import instance, kopf_config, release
 from ragdown_operator.constants import finalizer_for
-from ragdown_operator.indexer import FolderState, IndexerClient, IndexerUnreachable
+from ragdown_operator.errors import IndexerUnreachable, IngressConflict, InvalidSpecError, KubeUnavailable
+from ragdown_operator.indexer import FolderState, IndexerClient
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import (
-    IngressConflict,
-    Kube,
-    KubeUnavailable,
-    applied_fields,
-    client_for,
-    legacy_cleanup,
-    owned_drift,
-)
+from ragdown_operator.kube import Kube, applied_fields, client_for, legacy_cleanup, owned_drift
 from ragdown_operator.main import NO_API
 from ragdown_operator.settings import OperatorSettings
-from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
+from ragdown_operator.spec import TOOLS, FolderSpec, ingress_name
 from ragdown_operator.status import Condition, conditions
 from tests.operator.cluster import applied_by, updated_by
 

@@ -13,10 +13,11 @@ import httpx
 import kopf
 import pytest
 
+from ragdown_operator.errors import IndexerUnreachable, IngressConflict
 from ragdown_operator.handlers import Operator
-from ragdown_operator.indexer import FolderState, IndexerClient, IndexerUnreachable
+from ragdown_operator.indexer import FolderState, IndexerClient
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import IngressConflict, Kube
+from ragdown_operator.kube import Kube
 from ragdown_operator.reconcile import Outcome, Reconciler
 from ragdown_operator.resync_view import FolderListing, IngressView, ResyncView, ingress_entry
 from ragdown_operator.settings import OperatorSettings

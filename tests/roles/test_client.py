@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ragdown.errors import RagdownError
-from ragdown.roles.client import PrimaryClient, PrimaryUnreachableError, RemoteSessionMemory
+from ragdown.errors import PrimaryUnreachableError, RagdownError
+from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 
 TOKEN = "internal-test-token"
 UNREACHABLE = "cannot be reached, so nothing was written; retry in a moment"

@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ragdown.serving.admission import RETRY_AFTER_S, RETRY_META, Admission, OverloadedError
+from ragdown.errors import RETRY_AFTER_S, RETRY_META, OverloadedError
+from ragdown.serving.admission import Admission
 from ragdown.serving.tools import capped
 from tests.serving.conftest import TOKEN, Served
 

@@ -11,10 +11,9 @@ from fastapi import APIRouter, Depends, Request
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, EmbedderError, NotFoundError
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
-from ragdown.indexing.embedders import EmbedderError
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_object
@@ -35,7 +34,7 @@ def described(engine: Engine, environment: ServerSettings) -> dict[str, Any]:
 def changed(engine: Engine, environment: ServerSettings, changes: dict[str, Any]) -> dict[str, Any]:
     """PATCH /api/settings: every value checked, and a new embedder loaded, before anything changes."""
     if not changes:
-        raise Refusal(400, f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
+        raise BadRequestError(f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
     saved = merged(engine.docs_dir, changes)
     if "embedder" in changes:
         name = changes["embedder"] or environment.embedder
@@ -43,8 +42,8 @@ def changed(engine: Engine, environment: ServerSettings, changes: dict[str, Any]
             try:  # loaded first: one that cannot load changes nothing
                 engine.switch_embedder(name)
             except EmbedderError as error:
-                raise Refusal(
-                    400, f"the embedder {name} cannot be loaded, so nothing changed: {error}"
+                raise BadRequestError(
+                    f"the embedder {name} cannot be loaded, so nothing changed: {error}"
                 ) from None
     write_saved(engine.docs_dir, saved)
     engine.publish_folder_copy()
@@ -71,7 +70,7 @@ def usage_json(engine: Engine) -> dict[str, Any]:
 def deleted_loose(engine: Engine, name: str) -> dict[str, Any]:
     """DELETE /api/loose: a Markdown file at the top of the docs dir, which no folder holds."""
     if name not in loose_markdown(engine.docs_dir):
-        raise Refusal(404, f"no loose Markdown file by that name: {name}")
+        raise NotFoundError(f"no loose Markdown file by that name: {name}")
     delete_document(Root(engine.docs_dir), name)
     return {"deleted": name, "loose_files": loose_markdown(engine.docs_dir)}
 

@@ -27,7 +27,7 @@ from ragdown.documents.move import folder_files
 from ragdown.documents.paths import check_path, is_markdown
 from ragdown.editing import Place, backlinks_of
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, NotAFolderError, NotFoundError, Refusal, TooLargeError
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
@@ -65,16 +65,15 @@ def split_folder(engine: Engine, path: str, *, markdown: bool) -> tuple[str, str
     """`path` as (folder, path inside it), after the path rule; 404 for a folder that is not there."""
     checked = check_path(path, markdown_only=markdown)
     if len(checked.parts) < 2:
-        raise Refusal(
-            400, f"a path names its folder first, like notes/{checked.relative}: {checked.relative}"
+        raise BadRequestError(
+            f"a path names its folder first, like notes/{checked.relative}: {checked.relative}"
         )
     folder = existing(engine.docs_dir, checked.parts[0]).name
     return folder, "/".join(checked.parts[1:])
 
 
 def too_big(shown: str, size: int) -> Refusal:
-    return Refusal(
-        413,
+    return TooLargeError(
         f"{shown} is {size / 2**20:.1f} MiB, over the {MAX_DOC_BYTES >> 20} MiB the web UI opens and "
         "renders: open it from the disk, or split it into smaller documents",
     )
@@ -122,7 +121,7 @@ def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
             try:
                 checked = check_path(posixpath.normpath(candidate), markdown_only=False)
                 info = files.lstat(root, checked.parts)
-            except (Refusal, OSError, files.NotAFolderError):
+            except (Refusal, OSError, NotAFolderError):
                 continue
             if info is not None and stat.S_ISREG(info.st_mode):
                 return f"{folder}/{checked.relative}"
@@ -172,7 +171,7 @@ def opened(engine: Engine, path: str) -> tuple[str, str, bytes, dict[str, Any]]:
         raise too_big(shown, info.st_size)
     data = files.read_file(Root(engine.docs_dir), parts, display=path)
     if data is None:
-        raise Refusal(404, f"no such document: {shown}")
+        raise NotFoundError(f"no such document: {shown}")
     if len(data) > MAX_DOC_BYTES:  # it grew between the look and the read
         raise too_big(shown, len(data))
     entry = engine.documents().get(shown)
@@ -234,7 +233,7 @@ def resolved_json(engine: Engine, source: str, link: str) -> dict[str, Any]:
     index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, f"{folder}/")
     resolved = resolve_wikilink(index, link, inside)
     if resolved is None or resolved.path is None:
-        raise Refusal(404, f"no document in {folder} by that name or alias: {link}")
+        raise NotFoundError(f"no document in {folder} by that name or alias: {link}")
     answer: dict[str, Any] = {"path": f"{folder}/{resolved.path}"}
     if resolved.anchor:
         answer["anchor"] = resolved.anchor
@@ -258,10 +257,10 @@ def file_response(engine: Engine, path: str) -> Response:
     parts = (folder, *inside.split("/"))
     info = files.lstat(Root(engine.docs_dir), parts, display=path)
     if info is not None and info.st_size > MAX_FILE_BYTES:
-        raise Refusal(413, f"{folder}/{inside} is over {MAX_FILE_BYTES >> 20} MiB: open it from the disk")
+        raise TooLargeError(f"{folder}/{inside} is over {MAX_FILE_BYTES >> 20} MiB: open it from the disk")
     data = files.read_file(Root(engine.docs_dir), parts, display=path)
     if data is None:
-        raise Refusal(404, f"no such file: {folder}/{inside}")
+        raise NotFoundError(f"no such file: {folder}/{inside}")
     kind = "text/markdown" if is_markdown(inside) else mimetypes.guess_type(inside)[0]
     kind = kind or "application/octet-stream"
     if kind in _ACTIVE_TYPES or kind.startswith("text/"):

@@ -13,7 +13,7 @@ from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document, save
 from ragdown.editing import indexed, moved
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError
 from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
 from ragdown.serving.docs_api import MAX_DOC_BODY, place_of, split_folder
 
@@ -84,7 +84,9 @@ def moved_json(engine: Engine, body: MoveBody) -> dict[str, Any]:
     folder, source = split_folder(engine, body.source, markdown=False)
     target_folder, target = split_folder(engine, body.to, markdown=False)
     if target_folder != folder:
-        raise Refusal(400, f"a move stays within its folder ({folder}); to go elsewhere, save a copy there")
+        raise BadRequestError(
+            f"a move stays within its folder ({folder}); to go elsewhere, save a copy there"
+        )
     result, pending = moved(place_of(engine, folder), source, target)
     return {
         "from": f"{folder}/{result.from_path}",

@@ -20,7 +20,6 @@ from ragdown.folders.registry import Folder, list_folders, loose_markdown, token
 from ragdown.serving.api_access import ApiAccess, read_json_object
 
 MANAGER_HEADER = "x-ragdown-manager"
-READER = "reader"
 
 
 def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:

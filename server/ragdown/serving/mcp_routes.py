@@ -24,11 +24,11 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, is_skipped_entry
 from ragdown.engine import Engine
-from ragdown.errors import RagdownError, Refusal
+from ragdown.errors import RagdownError, Refusal, Unauthorized
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
+from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply

@@ -16,7 +16,7 @@ from typing import Any
 from ragdown.documents.paths import shown
 from ragdown.editing import Place
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, ForbiddenError, NotFoundError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
 from ragdown.serving.admission import Admission
@@ -67,7 +67,7 @@ class RootEndpoint:
         """The folder `name` as its own `/mcp/<name>` serves it, with its own switches added."""
         found = read_folder(self.engine.docs_dir, name)
         if found is None or not found.mcp or not self.reaches(found):
-            raise Refusal(404, f'no folder with MCP turned on named "{shown(name)}"')
+            raise NotFoundError(f'no folder with MCP turned on named "{shown(name)}"')
         return Endpoint(
             engine=self.engine,
             scope=Scope(name),
@@ -94,7 +94,7 @@ class RootEndpoint:
         return ", ".join(f.name for f in self.folders()) or "(none: create one with ragdown_create_folder)"
 
     def folder_required(self) -> Refusal:
-        return Refusal(400, f"folder is required: one of {self.names()}")
+        return BadRequestError(f"folder is required: one of {self.names()}")
 
     # Where a call naming no folder runs (serving/reach.py): every folder the caller reaches, paths
     # from the docs dir, hits and lines marked with their folder, a hook memory per caller kind.
@@ -145,7 +145,7 @@ def root_tool(root: RootEndpoint, tool: ToolDefinition) -> ToolFunction:
         if folder:
             endpoint = root.endpoint(folder)
             if not endpoint.enabled(tool.name):
-                raise Refusal(403, f"{tool.name} is turned off for folder {folder}")
+                raise ForbiddenError(f"{tool.name} is turned off for folder {folder}")
             return run_at(tool, endpoint)(**arguments)
         if tool.on_root == "folder":
             raise root.folder_required()

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic_core import to_jsonable_python
 
-from ragdown.errors import RagdownError, Refusal
+from ragdown.errors import BadRequestError, OverloadedError, RagdownError
 from ragdown.folders.scope import Scope
-from ragdown.serving.admission import Admission, OverloadedError
+from ragdown.serving.admission import Admission
 from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward, Reach
@@ -194,7 +194,7 @@ def forwarded(tool: ToolDefinition, at: Reach, forward: Forward) -> ToolFunction
         }
         text, is_error = forward(tool.name, folder, sub, to_jsonable_python(arguments))
         if is_error:
-            raise Refusal(400, text)
+            raise BadRequestError(text)
         return text
 
     return tool.named(run)
