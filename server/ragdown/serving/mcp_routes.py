@@ -24,11 +24,11 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, is_skipped_entry
 from ragdown.engine import Engine
-from ragdown.errors import RagdownError, Refusal, Unauthorized
+from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify
+from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify, unauthorized
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply
@@ -217,19 +217,19 @@ class McpRoutes:
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         access = identify(authorization, self.settings)
         if access is None:
-            await send_error(send, Unauthorized(authorization))
+            await send_error(send, unauthorized(authorization))
             return
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         segments = split_mcp_path(raw[len(b"/mcp") :])
         if segments == [] and not self.engine.settings.root_mcp:
             if self._unknown(access):
-                await send_error(send, Unauthorized(authorization))
+                await send_error(send, unauthorized(authorization))
             else:
                 await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
             return
         server, reached = self._server_at(access, segments)
         if server is None and self._unknown(access):
-            await send_error(send, Unauthorized(authorization))  # a token no folder takes
+            await send_error(send, unauthorized(authorization))  # a token no folder takes
             return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)
