@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ragdown import __version__
 from ragdown.bounds import SERVER_CONFIG, is_remote
 from ragdown.errors import ConfigError, RagdownError, plain
+from ragdown.search.format import cli_hit_json
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 
@@ -25,10 +26,8 @@ if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands th
 
     from ragdown.engine import Engine
     from ragdown.indexing.sync import SyncProgress, SyncReport
-    from ragdown.search.hybrid import Hit
 
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed")
-HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0
 
@@ -75,10 +74,6 @@ class ProgressBar:
 def report_json(report: SyncReport) -> dict[str, Any]:
     data = report.model_dump()
     return {key: data[key] for key in REPORT_KEYS}
-
-
-def hit_json(hit: Hit) -> dict[str, Any]:
-    return {key: getattr(hit, key) for key in HIT_KEYS}
 
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
@@ -160,11 +155,11 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
             sync_with_progress(engine)
         if batch is None:
             hits = engine.recall(args.query, args.top_k, filters, kind="cli")
-            print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+            print(json.dumps({"hits": [cli_hit_json(h) for h in hits]}, ensure_ascii=False))
             return 0
         for query_id, query in batch:
             hits = engine.recall(query, args.top_k, filters, kind="cli")
-            line = json.dumps({"id": query_id, "hits": [hit_json(h) for h in hits]}, ensure_ascii=False)
+            line = json.dumps({"id": query_id, "hits": [cli_hit_json(h) for h in hits]}, ensure_ascii=False)
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
     finally:

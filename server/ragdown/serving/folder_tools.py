@@ -18,9 +18,9 @@ from pydantic import BaseModel, Field
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.documents.edits import Edit
+from ragdown.search.format import compact, hit_json, hits_text
 from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.auth import CALLER
-from ragdown.serving.formats import NO_MATCHES, compact, hit_json
 from ragdown.serving.reach import Reach
 from ragdown.serving.tool_registry import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolRegistry
 from ragdown.serving.tool_server import ONE_OR_MANY, Strings
@@ -75,17 +75,6 @@ def _labelled_hits(at: Reach, hits: list[Hit]) -> list[tuple[str | None, Hit]]:
         label, scope = at.split(at.scope.absolute(hit.path))
         labelled.append((label, replace(hit, path=scope.relative(at.scope.absolute(hit.path)))))
     return labelled
-
-
-def _hits_text(hits: list[tuple[str | None, Hit]], max_chars: int) -> str:
-    from ragdown.search.format import format_hit
-
-    if not hits:
-        return NO_MATCHES
-    return "\n\n".join(
-        f"[{n}] " + (f"[{label}] " if label else "") + format_hit(hit, max_chars)
-        for n, (label, hit) in enumerate(hits, start=1)
-    )
 
 
 def _count_search(at: Reach, kind: str, started: float, result: ContextResult | None = None) -> None:
@@ -155,7 +144,7 @@ def ragdown_recall(
     if format == "json":
         shown = [({"folder": label} if label else {}) | hit_json(hit) for label, hit in labelled]
         return compact({"hits": shown})
-    return _hits_text(labelled, at.engine.settings.text_limit if max_chars is None else max_chars)
+    return hits_text(labelled, at.engine.settings.text_limit if max_chars is None else max_chars)
 
 
 @TOOLS.tool(READ)
