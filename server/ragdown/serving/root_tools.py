@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 from pydantic import Field
 
-from ragdown.engine import Engine
 from ragdown.folders.manage import create_folder
 from ragdown.folders.registry import Folder
 from ragdown.serving.tool_registry import READ, WRITE, ToolRegistry
+
+if TYPE_CHECKING:  # the engine's stack loads when a tool first runs (docs/design.md#start-up)
+    from ragdown.engine import Engine
 
 
 class RootEndpoint(Protocol):
