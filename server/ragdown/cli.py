@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ragdown import __version__
 from ragdown.bounds import SERVER_CONFIG, is_remote
 from ragdown.errors import ConfigError, RagdownError, plain
-from ragdown.search.format import cli_hit_json
+from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragdown.search.format import clip, format_hit
+from ragdown.search.hit_shapes import clip, format_hit
 from ragdown.search.hybrid import Hit
 from ragdown.search.query_log import QueryLog
 

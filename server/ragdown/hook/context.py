@@ -15,7 +15,7 @@ from typing import Literal
 from ragdown.hook.gates import DropReason, apply_bypasses, similarity_gates, take_top
 from ragdown.hook.memory import SessionMemory
 from ragdown.hook.settings import HookSettings
-from ragdown.search.format import compact, format_hit
+from ragdown.search.hit_shapes import compact, format_hit
 from ragdown.search.hybrid import Hit
 from ragdown.search.policy import MAX_QUERY_CHARS
 

@@ -31,7 +31,7 @@ from ragdown.errors import Refusal
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
-from ragdown.search.format import hit_json
+from ragdown.search.hit_shapes import hit_json
 from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
 from ragdown.web.render import Rendered, render_markdown
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
 from ragdown.documents.edits import Edit
-from ragdown.search.format import compact, hit_json, hits_text
+from ragdown.search.hit_shapes import compact, hit_json, hits_text
 from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.auth import CALLER
 from ragdown.serving.reach import Reach
