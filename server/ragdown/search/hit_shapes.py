@@ -41,7 +41,7 @@ def changed_date(mtime_ms: float) -> str:
     return datetime.fromtimestamp(mtime_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
-def clip(hit: Hit, max_chars: int) -> str:
+def clip_hit(hit: Hit, max_chars: int) -> str:
     """The text, or its first `max_chars` characters and a marker; `max_chars` ≤ 0 never clips."""
     if max_chars <= 0 or len(hit.text) <= max_chars:
         return hit.text
@@ -62,7 +62,7 @@ def hit_header(hit: Hit) -> str:
 
 
 def format_hit(hit: Hit, max_chars: int) -> str:
-    return f"{hit_header(hit)}\n{clip(hit, max_chars)}"
+    return f"{hit_header(hit)}\n{clip_hit(hit, max_chars)}"
 
 
 def hits_text(hits: Sequence[tuple[str | None, Hit]], max_chars: int) -> str:
