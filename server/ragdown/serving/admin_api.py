@@ -17,7 +17,7 @@ from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, wri
 from ragdown.indexing.embedders import EmbedderError
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
-from ragdown.serving.api_access import ApiAccess, read_json_object
+from ragdown.serving.api_access import ApiAccess, read_json_body
 from ragdown.settings import ServerSettings
 
 
@@ -77,7 +77,7 @@ def deleted_loose(engine: Engine, name: str) -> dict[str, Any]:
 
 
 async def settings_body(request: Request) -> dict[str, Any]:
-    return await read_json_object(request)
+    return await read_json_body(request)
 
 
 def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:

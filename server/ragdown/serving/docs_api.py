@@ -32,7 +32,7 @@ from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
 from ragdown.search.hit_shapes import hit_json
-from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
+from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.web.render import Rendered, render_markdown
 
 # An upload or a save: a document, not a dump (413 above it).
@@ -146,7 +146,7 @@ def rendered_json(result: Rendered) -> dict[str, Any]:
 
 
 async def preview_body(request: Request) -> PreviewBody:
-    return body_of(PreviewBody, await read_json_object(request, MAX_DOC_BODY))
+    return body_of(PreviewBody, await read_json_body(request, MAX_DOC_BODY))
 
 
 def listed(engine: Engine, folder: str | None) -> dict[str, Any]:
