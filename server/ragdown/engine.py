@@ -35,8 +35,8 @@ from ragdown.indexing.meta import META_FILE
 from ragdown.indexing.store import LANCE_DIR, ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
-from ragdown.memory import release_free_memory
 from ragdown.modes import make_private_dir, tighten, tighten_tree
+from ragdown.release_memory import release_free_memory
 from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
