@@ -23,7 +23,7 @@ from ragdown.errors import Refusal, UnavailableError
 from ragdown.folders.locations import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
-from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
+from ragdown.hook.session_memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook

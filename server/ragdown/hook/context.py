@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ragdown.hook.gates import DropReason, apply_bypasses, similarity_gates, take_top
-from ragdown.hook.memory import SessionMemory
+from ragdown.hook.session_memory import SessionMemory
 from ragdown.hook.settings import HookSettings
 from ragdown.search.hit_shapes import compact, format_hit
 from ragdown.search.hybrid import Hit
