@@ -30,7 +30,7 @@ from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.folder_copy import COPY_NAME, FolderCopy
-from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.meta import META_FILE
 from ragdown.indexing.store import LANCE_DIR, ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
