@@ -78,7 +78,7 @@ def report_json(report: SyncReport) -> dict[str, Any]:
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     from ragdown.engine import Engine, index_location
-    from ragdown.folders.locations import check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
 
@@ -171,7 +171,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
     import uvicorn
 
-    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.banner import base_url, startup_lines
@@ -364,7 +364,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
     import anyio
 
-    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.registry import read_folder
     from ragdown.folders.scope import Scope
     from ragdown.indexing.embedders.registry import check_embedder_name

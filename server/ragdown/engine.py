@@ -20,7 +20,7 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
 from ragdown.errors import Refusal, UnavailableError
-from ragdown.folders.locations import check_data_dir, check_docs_dir
+from ragdown.folders.dir_checks import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
 from ragdown.hook.session_memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
