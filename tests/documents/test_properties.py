@@ -29,10 +29,10 @@ from ragdown.documents.lines import match_heading, split_lines
 from ragdown.documents.links import find_links
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import FRONT_MATTER_SPLIT, normalise_tag
-from ragdown.editing import Place, edit
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
+from ragdown.scoped_changes import Place, edit
 from tests.documents.strategies import (
     documents,
     edits_for,
@@ -302,7 +302,7 @@ def test_the_nearest_passage_is_in_the_text(data: st.DataObject, text: str) -> N
 
 
 class _Engine:
-    """The part of an Engine `editing.edit` uses: its docs folder, and sync, counted here."""
+    """The part of an Engine `scoped_changes.edit` uses: its docs folder, and sync, counted here."""
 
     folders_mode = False
 

@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document, save
-from ragdown.editing import indexed, moved
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
+from ragdown.scoped_changes import indexed, moved
 from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.serving.docs_api import MAX_DOC_BODY, place_of, split_folder
 
