@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.documents.edits import Edit
+from ragdown.documents.text_edits import Edit
 from ragdown.search.hit_shapes import compact, hit_json, hits_text
 from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.auth import CALLER
