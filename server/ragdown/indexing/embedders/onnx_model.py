@@ -21,7 +21,7 @@ from ragdown.indexing.embedders.base import (
     Vectors,
     normalise_rows,
 )
-from ragdown.indexing.embedders.files import sha256_file
+from ragdown.indexing.embedders.model_files import sha256_file
 from ragdown.settings import embedder_settings
 
 if TYPE_CHECKING:
