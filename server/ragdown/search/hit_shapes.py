@@ -20,17 +20,7 @@ if TYPE_CHECKING:  # hybrid brings numpy and pyarrow; the tools import this befo
 
 NO_MATCHES = "No matching documents."
 # What `ragdown search` prints of a hit, its scores unrounded (README.md, "Commands").
-CLI_HIT_KEYS = (
-    "path",
-    "title",
-    "heading",
-    "line_start",
-    "line_end",
-    "similarity",
-    "score",
-    "sources",
-    "text",
-)
+CLI_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 
 
 def compact(value: Any) -> str:
@@ -96,4 +86,4 @@ def hit_json(hit: Hit) -> dict[str, Any]:
 
 
 def cli_hit_json(hit: Hit) -> dict[str, Any]:
-    return {key: getattr(hit, key) for key in CLI_HIT_KEYS}
+    return {key: getattr(hit, key) for key in CLI_KEYS}
