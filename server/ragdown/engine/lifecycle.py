@@ -16,10 +16,12 @@ from ragdown.errors import ConflictError, Refusal
 from ragdown.indexing.active import ActiveIndex
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.folder_copy import COPY_NAME, FolderCopy
+from ragdown.indexing.lance_session import set_cache_limits
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.meta import META_FILE
-from ragdown.indexing.store import LANCE_DIR, ChunkStore, set_cache_limits
+from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
+from ragdown.indexing.table import LANCE_DIR
 from ragdown.memory import release_free_memory
 from ragdown.modes import make_private_dir, tighten, tighten_tree
 from ragdown.settings import ServerSettings

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ragdown.documents.links import LinkIndex, find_links, resolve_wikilink
-from ragdown.indexing.store import ChunkStore, sql_string
+from ragdown.indexing.schema import sql_string
+from ragdown.indexing.store import ChunkStore
 from ragdown.search.fusion import Candidate
 from ragdown.search.hybrid import HIT_COLUMNS, Hit, to_hit, vectors_of
 
