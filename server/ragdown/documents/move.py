@@ -20,13 +20,8 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
-from ragdown.documents.links import (
-    Link,
-    LinkIndex,
-    find_links,
-    resolve_link,
-    resolve_wikilink,
-)
+from ragdown.documents.link_finder import Link, find_links
+from ragdown.documents.links import LinkIndex, resolve_link, resolve_wikilink
 from ragdown.documents.paths import (
     MARKDOWN_RE,
     MAX_DEPTH,

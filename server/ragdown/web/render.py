@@ -29,7 +29,8 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from ragdown.documents.frontmatter import read_front_matter
 from ragdown.documents.headings import split_attributes
 from ragdown.documents.lines import split_lines
-from ragdown.documents.links import _WIKILINK_RE, parse_wikilink
+from ragdown.documents.link_finder import WIKILINK_RE
+from ragdown.documents.links import parse_wikilink
 from ragdown.documents.tags import normalise_tag
 from ragdown.web.markup import (
     ENV_KEY,
@@ -82,7 +83,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     """`[[Target]]`, `[[Target|label]]`, `[[Target#Heading]]`, `[[#Heading]]` and `![[embed]]`."""
     if state.src[state.pos] not in "![" or state.linkLevel > 0:
         return False  # a link inside a link's text would nest <a> in <a>
-    match = _WIKILINK_RE.match(state.src, state.pos)
+    match = WIKILINK_RE.match(state.src, state.pos)
     if match is None or match.end() > state.posMax:
         return False
     inner = match.group(1)
