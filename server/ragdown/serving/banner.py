@@ -108,10 +108,10 @@ def sync_summary(report: SyncReport, documents: int, chunks: int) -> str:
 class ProgressBar:
     """Files and chunks per second on stderr, once a sync has run for more than a second."""
 
-    def __init__(self, stream: TextIO = sys.stderr, delay_s: float = 1.0) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None, delay_s: float = 1.0) -> None:
+        self.stream = stream or sys.stderr  # the one in place now (tests swap it)
         self.delay_s = delay_s
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self.last_line = 0.0
         self.shown = False
 
