@@ -114,6 +114,36 @@ class _NextMatch:
         return self.found
 
 
+class _LinkEnd:
+    """Where a link ends when its url (and any `>`) ends at a position: after `"title")` or `)`,
+    None when neither follows. Remembered per position; the title's closing quote is searched
+    forward from the last one found."""
+
+    __slots__ = ("closed", "line", "quote")
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.quote = _NextMatch(re.compile('"'), line)
+        self.closed: dict[int, int | None] = {}  # the end of the link after a url ending here
+
+    def after(self, pos: int) -> int | None:
+        line = self.line
+        if pos not in self.closed:
+            spaces = _SPACES_RE.match(line, pos)
+            assert spaces is not None  # \s* always matches
+            work.read(spaces.end() - pos + 1)
+            title = spaces.end()
+            end: int | None = None
+            if title > pos and line.startswith('"', title):
+                title_end = self.quote.at(title + 1)
+                if line.startswith(")", title_end + 1):
+                    end = title_end + 2
+            if end is None and line.startswith(")", pos):
+                end = pos + 1
+            self.closed[pos] = end
+        return self.closed[pos]
+
+
 def markdown_link_urls(line: str) -> Iterator[tuple[int, str]]:
     """(offset, url) of each Markdown link in one line (no newline in it), in order.
 
@@ -124,27 +154,8 @@ def markdown_link_urls(line: str) -> Iterator[tuple[int, str]]:
     read a bounded number of times whatever it holds.
     """
     url_end = _NextMatch(_URL_END_RE, line)
-    quote = _NextMatch(re.compile('"'), line)
+    after_url = _LinkEnd(line).after
     length = len(line)
-    closed: dict[int, int | None] = {}  # the end of the link after a url ending at this position
-
-    def after_url(pos: int) -> int | None:
-        """Where a link ends when its url (and any `>`) ends at `pos`: after `"title")` or `)`."""
-        if pos not in closed:
-            spaces = _SPACES_RE.match(line, pos)
-            assert spaces is not None  # \s* always matches
-            work.read(spaces.end() - pos + 1)
-            title = spaces.end()
-            end: int | None = None
-            if title > pos and line.startswith('"', title):
-                title_end = quote.at(title + 1)
-                if line.startswith(")", title_end + 1):
-                    end = title_end + 2
-            if end is None and line.startswith(")", pos):
-                end = pos + 1
-            closed[pos] = end
-        return closed[pos]
-
     pos = 0
     close = -1
     while (start := line.find("[", pos)) >= 0:
