@@ -195,14 +195,6 @@ class Engine:
     # --- searches: searcher.Searcher ----------------------------------------------------------
 
     @property
-    def policy(self) -> SearchPolicy:
-        return self.searcher.policy
-
-    @policy.setter
-    def policy(self, policy: SearchPolicy) -> None:
-        self.searcher.policy = policy
-
-    @property
     def memory(self) -> SessionMemory:
         """The hook's session memory (a reader's is kept by the primary)."""
         return self.searcher.memory
