@@ -53,7 +53,7 @@ def one(what: str, name: str, size: int) -> float:
         render_markdown(text, folder="a", resolve=lambda _: None, attachment=lambda _: None)
         return time.perf_counter() - started
     if what == "links":
-        from ragdown.documents.links import find_links
+        from ragdown.documents.link_finder import find_links
 
         started = time.perf_counter()
         find_links(text)

@@ -633,12 +633,12 @@ def main() -> None:
                 engine, "replayed", probes, hook_overrides(defaults.min_score, defaults.min_ratio)
             )
         # the hook at its defaults with abstention off, as ServerSettings(abstain=False) would build it
-        policy = engine.policy
-        engine.policy = dataclasses.replace(policy, abstain=False)
+        policy = engine.searcher.policy
+        engine.searcher.policy = dataclasses.replace(policy, abstain=False)
         default_runs.append(
             hook_run(engine, "DEFAULTS, abstention off", probes, {"max_chars": HOOK_MAX_CHARS})
         )
-        engine.policy = policy
+        engine.searcher.policy = policy
 
         abstention = abstention_rows(
             engine,

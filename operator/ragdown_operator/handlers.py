@@ -72,6 +72,30 @@ def failed_for_good(body: kopf.Body) -> bool:
     )
 
 
+def refusal(error: IndexerRefused, folder: str) -> tuple[str, str, bool]:
+    """The reason and message of the condition an indexer's refusal sets, and whether to retry: a
+    refusal a person can fix elsewhere is retried, one of this spec is not."""
+    if error.code == Code.MANAGED:  # another resource may be deleted meanwhile: keep retrying
+        return (
+            "FolderManagedElsewhere",
+            f"{error}; two RagdownFolders name folder {folder}: delete one of them",
+            True,
+        )
+    if error.code == Code.READER:
+        return (
+            "IndexerIsReader",
+            f"RAGDOWN_OPERATOR_INDEXER_URL points at a reader, not the indexer: {error}",
+            True,
+        )
+    if error.status in (401, 403):
+        return (
+            "IndexerUnauthorized",
+            f"the indexer refused the operator's token ({error}): check the chart's Secret",
+            True,
+        )
+    return "IndexerRefused", str(error), False
+
+
 class Operator:
     """What the handlers share, made when the operator starts (`register`), never at import: the
     settings, the clients of the Kubernetes API and of the indexer, and the per-resource state."""
@@ -181,16 +205,8 @@ class Operator:
             halt(SYNCED, "IndexerUnreachable", str(error), retry)
         except IndexerRefused as error:
             self.indexer_answered(True)
-            if error.code == Code.MANAGED:  # another resource may be deleted meanwhile: keep retrying
-                message = f"{error}; two RagdownFolders name folder {spec.folder}: delete one of them"
-                halt(SYNCED, "FolderManagedElsewhere", message, retry)
-            if error.code == Code.READER:
-                message = f"RAGDOWN_OPERATOR_INDEXER_URL points at a reader, not the indexer: {error}"
-                halt(SYNCED, "IndexerIsReader", message, retry)
-            if error.status in (401, 403):
-                message = f"the indexer refused the operator's token ({error}): check the chart's Secret"
-                halt(SYNCED, "IndexerUnauthorized", message, retry)
-            halt(SYNCED, "IndexerRefused", str(error), None)
+            reason, message, retried = refusal(error, spec.folder)
+            halt(SYNCED, reason, message, retry if retried else None)
         except TokenUnavailable as error:  # the Secret may be created or fixed later: retried
             halt(SYNCED, error.reason, str(error), retry)
         except IngressConflict as error:
@@ -202,6 +218,11 @@ class Operator:
         write_status(patch, body, outcome, generation, reconciled=True)
         self._count_ready(body, True)
         metrics.RECONCILES.labels(trigger, "ok").inc()
+        self.tell(body, outcome, trigger)
+
+    def tell(self, body: kopf.Body, outcome: Outcome, trigger: str) -> None:
+        """A reconcile's events on the resource; its warnings only when a person or a change asked
+        for it (a timer repeats what was said)."""
         for reason, message in outcome.events:
             self.announce(body, "Normal", reason, message)
         if trigger != "timer":

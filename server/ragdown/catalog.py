@@ -197,38 +197,13 @@ def read_document(
     data = files.read_file(docs, (*scope_parts, *checked.parts), display=path) if markdown else None
     entries = documents(store, folders_mode)
     if data is None:
-        # Links resolve within the folder; a target outside this scope counts as not found.
-        prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""
-        index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
-        resolved = resolve_wikilink(index, path)
-        found = prefix + resolved.path if resolved else None
-        if found is not None and scope.contains(found) and is_markdown(found):
-            data = files.read_file(docs, found.split("/"))
-        if resolved is None or found is None or data is None:
-            raise NotFoundError(
-                f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
-            )
-        root_path, anchor, resolved_from = found, resolved.anchor, path
+        data, root_path, anchor = _by_name(docs, entries, scope, path, folders_mode)
+        resolved_from = path
     lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines = lines[:-1]
     total = len(lines)
-    start, end = 1, total
-    if anchor and start_line is None and end_line is None:
-        found_range = heading_range_in_lines(lines, anchor)
-        if found_range is not None:
-            start, end = found_range
-    if start_line is not None and start_line > total:
-        raise BadRequestError(
-            f"start_line {start_line} is past the end of {scope.relative(root_path)}, which has {total} "
-            f"line(s): read from 1 to {total}",
-        )
-    if start_line is not None and end_line is not None and end_line < start_line:
-        raise BadRequestError(
-            f"end_line {end_line} is before start_line {start_line}: give a range that runs forward"
-        )
-    start = max(1, start_line if start_line is not None else start)
-    end = min(total, end_line if end_line is not None else end)
+    start, end = _line_range(lines, anchor, start_line, end_line, scope.relative(root_path))
     entry = entries.get(root_path)
     superseded = superseded_note(entry.superseded_by if entry else [], scope)
     return DocRead(
@@ -241,3 +216,48 @@ def read_document(
         resolved_from=resolved_from,
         superseded=superseded,
     )
+
+
+def _by_name(
+    docs: Root, entries: dict[str, DocEntry], scope: Scope, path: str, folders_mode: bool
+) -> tuple[bytes, str, str | None]:
+    """The document a wikilink target names: its bytes, its path from the docs dir and the heading
+    the target names. Links resolve within the folder; a target outside this scope counts as not
+    found."""
+    prefix = scope.dir.split("/", 1)[0] + "/" if folders_mode and scope.dir else ""
+    index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
+    resolved = resolve_wikilink(index, path)
+    found = prefix + resolved.path if resolved else None
+    data = None
+    if found is not None and scope.contains(found) and is_markdown(found):
+        data = files.read_file(docs, found.split("/"))
+    if resolved is None or found is None or data is None:
+        raise NotFoundError(
+            f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
+        )
+    return data, found, resolved.anchor
+
+
+def _line_range(
+    lines: list[str], anchor: str | None, start_line: int | None, end_line: int | None, shown_as: str
+) -> tuple[int, int]:
+    """The lines to read, 1-based and inclusive: those asked for, else the section `anchor` names,
+    else all."""
+    total = len(lines)
+    start, end = 1, total
+    if anchor and start_line is None and end_line is None:
+        found_range = heading_range_in_lines(lines, anchor)
+        if found_range is not None:
+            start, end = found_range
+    if start_line is not None and start_line > total:
+        raise BadRequestError(
+            f"start_line {start_line} is past the end of {shown_as}, which has {total} "
+            f"line(s): read from 1 to {total}",
+        )
+    if start_line is not None and end_line is not None and end_line < start_line:
+        raise BadRequestError(
+            f"end_line {end_line} is before start_line {start_line}: give a range that runs forward"
+        )
+    start = max(1, start_line if start_line is not None else start)
+    end = min(total, end_line if end_line is not None else end)
+    return start, end

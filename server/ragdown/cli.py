@@ -4,67 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
 from ragdown import __version__
-from ragdown.bounds import SERVER_CONFIG, is_remote
+from ragdown.bounds import is_remote
 from ragdown.errors import CliError, RagdownError, plain
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
-    from concurrent.futures import Future
-
     from ragdown.engine import Engine
-    from ragdown.indexing.sync import SyncProgress, SyncReport
+    from ragdown.indexing.sync import SyncReport
 
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed")
 MAX_TOP_K = 100
-INDEX_GAUGE_INTERVAL_S = 5.0
-
-
-class ProgressBar:
-    """Files and chunks per second on stderr, once a sync has run for more than a second."""
-
-    def __init__(self, stream: TextIO = sys.stderr, delay_s: float = 1.0) -> None:
-        self.stream = stream
-        self.delay_s = delay_s
-        self.tty = stream.isatty()
-        self.last_line = 0.0
-        self.shown = False
-
-    def __call__(self, progress: SyncProgress) -> None:
-        elapsed = max(progress.elapsed_s, 1e-9)
-        if elapsed < self.delay_s:
-            return
-        now = time.monotonic()
-        if not self.tty and now - self.last_line < 5.0:
-            return
-        self.last_line = now
-        total = max(progress.files_total, 1)
-        width = 30
-        filled = round(width * progress.files_done / total)
-        line = (
-            f"[{'#' * filled}{'.' * (width - filled)}] {progress.files_done}/{progress.files_total} files"
-            f" · {progress.files_done / elapsed:.0f} files/s · {progress.chunks / elapsed:.0f} chunks/s"
-        )
-        self.stream.write(("\r" + line) if self.tty else line + "\n")
-        self.stream.flush()
-        self.shown = True
-
-    def finish(self) -> None:
-        if self.shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
@@ -93,6 +53,8 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
 
 
 def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
+    from ragdown.serving.banner import ProgressBar
+
     bar = ProgressBar()
     try:
         return engine.sync(full=full, progress=bar)
@@ -164,15 +126,9 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
-    """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
-    import uvicorn
-
-    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
-    from ragdown.folders.saved import in_effect, read_saved
-    from ragdown.indexing.embedders.registry import check_embedder_name
-    from ragdown.serving.banner import base_url, startup_lines
-    from ragdown.serving.http import create_app
-    from ragdown.serving.node import Node
+    """The HTTP server over the folders of RAGDOWN_DOCS_DIR (serving/launch.py, once the command line
+    is checked here)."""
+    from ragdown.serving.launch import serve
 
     copy_of_folder = settings.docs_dir is None and settings.role == "reader" and is_remote(settings.index_uri)
     if settings.docs_dir is None and not copy_of_folder:
@@ -197,76 +153,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
             )
         docs = restore_for_reader(index_location(own, settings), own, stop_copy)
         settings = settings.model_copy(update={"docs_dir": docs})
-    assert settings.docs_dir is not None
-    if settings.role == "reader":
-        wait_for_folder(settings.docs_dir)
-    docs = check_docs_dir(settings.docs_dir)
-    data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
-    check_data_dir(data_dir, docs)
-    check_embedder_name(settings.embedder)
-    # What was saved from the web UI goes over the environment (docs/web.md#server-settings).
-    environment, settings = settings, in_effect(settings, read_saved(docs))
-    node = Node(docs, data_dir, settings, folders_mode=True, server_config=docs / SERVER_CONFIG)
-    primary = node.is_primary()
-    for line in startup_lines(docs, data_dir, settings, "primary" if primary else "reader"):
-        print(line, file=sys.stderr)
-    if primary:
-        bar = ProgressBar()
-        engine = node.open_primary(progress=bar)
-        assert node.first_sync is not None
-        node.first_sync.add_done_callback(lambda done: say_synced(done, engine, bar))
-    else:
-        engine = node.open_reader()
-    app = create_app(engine, settings, environment)
-    if primary:
-        node.serve_internal(app)
-    else:
-        assert node.client is not None
-        app.mcp.become(engine, node.forwarder(engine))
-        node.watch_for_takeover(app, engine)
-    stop_metrics = start_metrics(app, settings, "primary" if primary else "reader", engine, node)
-    print(f"ragdown: listening on {base_url(settings)} (Ctrl-C stops)", file=sys.stderr)
-    try:
-        uvicorn.run(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level="warning",
-            log_config=None,  # its records go through serving/log_format.py like every other
-            timeout_keep_alive=75,
-        )
-    finally:
-        stop_copy.set()
-        stop_metrics()
-        node.close()
-        app.mcp.engine.close()
-    return 0
-
-
-def say_synced(done: Future[SyncReport], engine: Engine, bar: ProgressBar) -> None:
-    """After the first sync of `serve`: one line on what the index now holds, or why it failed."""
-    from ragdown.serving.banner import sync_summary
-
-    bar.finish()
-    error = done.exception()
-    if error is not None:
-        print(
-            f"ragdown: warning: the first sync failed ({error}); searches answer from the index as it is",
-            file=sys.stderr,
-        )
-        return
-    documents, chunks = engine.totals()
-    print(f"ragdown: {sync_summary(done.result(), documents, chunks)}", file=sys.stderr)
-
-
-def wait_for_folder(docs: Path, timeout_s: float = 300.0) -> None:
-    """A reader on a fresh volume starts before the primary made the docs dir (it mounts the volume
-    read-only, so it cannot make it): wait for it rather than exit and crash-loop."""
-    deadline = time.monotonic() + timeout_s
-    if not docs.exists():
-        print(f"ragdown: waiting for the primary to create {docs}", file=sys.stderr)
-    while not docs.exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
+    return serve(settings, stop_copy)
 
 
 def check_tokens(settings: ServerSettings) -> None:
@@ -290,54 +177,6 @@ def check_tokens(settings: ServerSettings) -> None:
             "RAGDOWN_PRIMARY_URL is a network address: set RAGDOWN_INTERNAL_TOKEN to the primary's "
             "internal token"
         )
-
-
-def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine, node: Any) -> Any:
-    """Prometheus metrics on their own port (never routed by the ingress); a port already taken
-    costs the metrics, not the server."""
-    from ragdown.folders.registry import list_folders
-    from ragdown.serving.folder_tools import TOOLS
-    from ragdown.serving.guard import Guard
-    from ragdown.serving.metrics import Metrics, serve_metrics
-    from ragdown.serving.root_tools import ROOT_TOOLS
-
-    if not settings.metrics_port:
-        return lambda: None
-    metrics = Metrics()
-    metrics.set_build_info(__version__, role, engine.embedder.name)
-    tools = sorted({*TOOLS.names(), *ROOT_TOOLS.names()})
-    metrics.precreate([f.name for f in list_folders(engine.docs_dir)], tools)
-    app.mcp.metrics = metrics
-    try:
-        stop_server = serve_metrics(metrics, settings.host, settings.metrics_port, Guard.of(settings))
-    except OSError as error:
-        print(f"ragdown: metrics are off, port {settings.metrics_port} is taken ({error})", file=sys.stderr)
-        return lambda: None
-    stopped = threading.Event()
-
-    def refresh() -> None:
-        # Index sizes and the last sync, read every few seconds rather than on each scrape.
-        last_at = ""
-        while not stopped.wait(INDEX_GAUGE_INTERVAL_S):
-            try:
-                current = app.mcp.engine
-                for folder, (documents, chunks) in current.folder_counts().items():
-                    metrics.set_index(folder, documents, chunks)
-                metrics.set_embed_queue_depth(current.pending_files)
-                report = current.last_sync
-                if report is not None and report.at != last_at:
-                    last_at = report.at
-                    metrics.observe_sync(report.ms / 1000, time.time())
-            except Exception:  # a scrape gauge must never take the server down
-                logging.getLogger(__name__).exception("could not refresh the index gauges")
-
-    threading.Thread(target=refresh, name="ragdown-metrics", daemon=True).start()
-
-    def stop() -> None:
-        stopped.set()
-        stop_server()
-
-    return stop
 
 
 def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -408,6 +247,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ragdown {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the index does")
     commands = parser.add_subparsers(dest="command", required=True)
+    add_folder_commands(commands)
+    add_server_commands(commands)
+    return parser
+
+
+def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`index` and `search`: one folder, its index, and JSON on stdout."""
 
     def folder_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -436,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
 
+
+def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`serve`, `stdio`, and what runs beside a server: `tail-log` and `token`."""
     serve = commands.add_parser(
         "serve",
         help="Serve the folders of RAGDOWN_DOCS_DIR over HTTP (MCP at /mcp/<folder>).",
@@ -463,7 +312,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     token.add_argument("name", help="what the token is for (letters, digits, _ . -), e.g. team-a-claude")
     token.set_defaults(run=command_token)
-    return parser
 
 
 def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:

@@ -247,6 +247,19 @@ def _cut(text: str) -> str:
     return text if len(text) <= SHOWN_INPUT else f"{text[:SHOWN_INPUT]}… ({len(text):,} characters)"
 
 
+# Pydantic's kinds of problem by how their names start, in plain words; a refused value follows.
+_KIND_WORDS = (
+    ("bool", "must be true or false"),
+    ("int", "must be a whole number"),
+    ("float", "must be a number"),
+    ("string", "must be text"),
+    ("list", "must be a list"),
+    ("tuple", "must be a list"),
+)
+# Kinds said without the value.
+_KIND_ALONE = {"missing": "is required", "extra_forbidden": "is not an argument this takes"}
+
+
 def plain(problem: Mapping[str, Any]) -> str:
     """One pydantic validation problem (`ValidationError.errors()[i]`) in plain words, without the
     library's wording: `must be true or false, got 'maybe'`."""
@@ -259,24 +272,18 @@ def plain(problem: Mapping[str, Any]) -> str:
     if kind == "string_too_short":
         least = context.get("min_length")
         return f"must be at least {least} character{'' if least == 1 else 's'}{got}"
-    if kind.startswith("bool"):
-        return f"must be true or false{got}"
-    if kind.startswith("int") or kind == "int_from_float":
-        return f"must be a whole number{got}"
-    if kind.startswith("float"):
-        return f"must be a number{got}"
-    if kind.startswith("string"):
-        return f"must be text{got}"
-    if kind.startswith(("list", "tuple")):
-        return f"must be a list{got}"
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        return "is not an argument this takes"
+    if kind in _KIND_ALONE:
+        return _KIND_ALONE[kind]
+    words = next((words for start, words in _KIND_WORDS if kind.startswith(start)), None)
+    return f"{words or _bound_words(kind, context) or problem.get('msg', 'is not valid')}{got}"
+
+
+def _bound_words(kind: str, context: Mapping[str, Any]) -> str | None:
+    """A value outside its bounds or its list of choices, in plain words."""
     if kind in ("greater_than_equal", "greater_than"):
-        return f"must be at least {context.get('ge', context.get('gt'))}{got}"
+        return f"must be at least {context.get('ge', context.get('gt'))}"
     if kind in ("less_than_equal", "less_than"):
-        return f"must be at most {context.get('le', context.get('lt'))}{got}"
+        return f"must be at most {context.get('le', context.get('lt'))}"
     if kind == "literal_error":
-        return f"must be one of {context.get('expected')}{got}"
-    return f"{problem.get('msg', 'is not valid')}{got}"
+        return f"must be one of {context.get('expected')}"
+    return None

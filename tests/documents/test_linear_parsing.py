@@ -22,7 +22,8 @@ from ragdown.documents import frontmatter
 from ragdown.documents.chunks import NAME_MAX
 from ragdown.documents.headings import heading_range, split_attributes
 from ragdown.documents.lines import inline_code_spans
-from ragdown.documents.links import LinkIndex, backlinks, find_links, markdown_link_urls
+from ragdown.documents.link_finder import find_links, markdown_link_urls
+from ragdown.documents.links import LinkIndex, backlinks
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import normalise_tag
 from ragdown.documents.text_edits import _spaced, nearest_passage

@@ -6,16 +6,15 @@ from __future__ import annotations
 import pytest
 
 from ragdown.documents import links as links_module
+from ragdown.documents.link_finder import Link, find_links
 from ragdown.documents.links import (
     Backlink,
     BacklinkLine,
-    Link,
     LinkIndex,
     Resolved,
     WikiTarget,
     backlinks,
     clip,
-    find_links,
     normalise_target,
     parse_wikilink,
     resolve_link,

@@ -25,7 +25,7 @@ from ragdown.documents.chunks import BREADCRUMB_SEPARATOR, clip_name
 from ragdown.documents.frontmatter import read_front_matter, read_list, read_scalar, read_title
 from ragdown.documents.headings import heading_range, heading_range_in_lines
 from ragdown.documents.lines import match_heading, split_lines
-from ragdown.documents.links import find_links
+from ragdown.documents.link_finder import find_links
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import FRONT_MATTER_SPLIT, normalise_tag
 from ragdown.documents.text_edits import Edit, EditOutcome, apply_edits, nearest_passage, to_lf

@@ -1,10 +1,6 @@
-"""Every file the server opens inside the docs dir, opened one directory at a time (docs/security.md).
-
-This is the physical half of the path rule (the lexical half is `paths.check_path`). Each directory
-on the way is opened relative to the one before with `O_NOFOLLOW | O_DIRECTORY`, so a symlink at any
-level — even one swapped in a moment ago — ends the walk instead of leading out of the folder; the
-last name is then read, created, renamed or removed relative to its parent's descriptor. Only the
-`Root.base` (the docs dir, resolved once at start) is trusted as a path.
+"""Every file the server opens inside the docs dir, opened one directory at a time (docs/security.md),
+and the one way a file is changed. Callers use this module for all of it: the walk and reads are
+defined in `walk.py`, the folder operations in `tree.py`, the changes here.
 
 A new document or folder gets the mode the umask gives (`modes.documents_umask`), even while the
 index's writes hold the process's umask at 077; below a `private` root (the server's own copy of a
@@ -25,64 +21,81 @@ import errno
 import fcntl
 import logging
 import os
-import shutil
 import stat
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
-from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
-from ragdown.errors import ConflictError, NotAFileError, NotAFolderError
-from ragdown.modes import PRIVATE_DIR, PRIVATE_FILE, PRIVATE_UMASK, documents_umask
+from ragdown.documents.paths import shown
+from ragdown.documents.tree import (
+    TEMP_PREFIX,
+    TEMP_SUFFIX,
+    UPDATE_ATTEMPTS,
+    is_temp,
+    make_dir,
+    remove_empty_dir,
+    remove_stale_temps,
+    remove_tree,
+    rename,
+)
+from ragdown.documents.walk import (
+    MAX_WALK_DEPTH,
+    Entry,
+    Root,
+    directory,
+    fsync_dir,
+    is_dir,
+    lstat,
+    lstat_at,
+    made_with,
+    one_name,
+    open_dirs,
+    open_regular,
+    read_all,
+    read_file,
+    scan,
+    walk_files,
+)
+from ragdown.errors import ConflictError, NotAFileError
+from ragdown.modes import documents_umask
+
+__all__ = [
+    "DELETE",
+    "MAX_WALK_DEPTH",
+    "TEMP_PREFIX",
+    "TEMP_SUFFIX",
+    "UPDATE_ATTEMPTS",
+    "Change",
+    "Delete",
+    "Entry",
+    "Held",
+    "Root",
+    "Updated",
+    "create_file",
+    "directory",
+    "is_dir",
+    "is_temp",
+    "locked",
+    "lstat",
+    "make_dir",
+    "move_file",
+    "read_file",
+    "remove_empty_dir",
+    "remove_stale_temps",
+    "remove_tree",
+    "rename",
+    "scan",
+    "update",
+    "walk_files",
+    "write_file",
+]
 
 log = logging.getLogger(__name__)
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-# Temporary files: a dot name, so neither the indexer nor the watcher ever looks at one.
-TEMP_PREFIX = ".ragdown-"
-TEMP_SUFFIX = ".tmp"
-# How often a change starts again when the file or its folder changed hands under it.
-UPDATE_ATTEMPTS = 20
-# How deep a walk of the tree goes: a scope and a path inside it, each at most MAX_DEPTH names.
-MAX_WALK_DEPTH = 2 * MAX_DEPTH + 2
 # Errors of a link(2) the filesystem does not offer (some FUSE and SMB mounts): create in place.
 _NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
-
-
-@dataclass(frozen=True)
-class Root:
-    """Where a caller's paths start: a trusted directory and the parts below it (a folder, a subfolder
-    scope), which are walked like any other path. `private`: what is created below it is 0600/0700."""
-
-    base: Path
-    parts: tuple[str, ...] = ()
-    private: bool = False
-
-    @classmethod
-    def at(cls, path: Path | str | Root) -> Root:
-        """A root at `path`, trusted as it resolves now (the CLI's folder, a test's tmp dir)."""
-        return path if isinstance(path, Root) else cls(Path(os.path.realpath(path)))
-
-    def child(self, *parts: str) -> Root:
-        return Root(self.base, (*self.parts, *parts), self.private)
-
-    def file_mode(self, mode: int | None) -> int | None:
-        """The exact mode a file created below gets: `mode`, 0600 below a private root, else None
-        (what the umask gives, `_write_new`)."""
-        return PRIVATE_FILE if mode is None and self.private else mode
-
-    def dir_mode(self) -> int:
-        """The mode a folder created below gets."""
-        return PRIVATE_DIR if self.private else 0o777 & ~documents_umask()
-
-    @property
-    def path(self) -> Path:
-        return self.base.joinpath(*self.parts)
 
 
 class Delete:
@@ -91,212 +104,6 @@ class Delete:
 
 DELETE: Final = Delete()
 Change = Callable[[bytes | None], "bytes | Delete | None"]
-
-
-def _one_name(name: str) -> str:
-    # Callers pass parts that passed check_path or are constants; this guards against a slip.
-    if not name or name in (".", "..") or "/" in name or "\0" in name:
-        raise ValueError(f"not a single name: {name!r}")
-    return name
-
-
-def _made_with(fd: int, wanted: int) -> None:
-    """Give a file or folder just made the permission bits `wanted` when the umask left it the
-    owner's only (another thread's index write held it at 077); its other bits (setgid) stay."""
-    current = stat.S_IMODE(os.fstat(fd).st_mode)
-    if current & 0o777 != wanted and current & 0o777 == wanted & ~PRIVATE_UMASK:
-        with contextlib.suppress(OSError):  # a filesystem with fixed modes
-            os.fchmod(fd, (current & ~0o777) | wanted)
-
-
-def _make_dir(parent: int, name: str, mode: int) -> bool:
-    """Make the folder `name` with `mode`; False when the name is taken."""
-    try:
-        os.mkdir(name, mode, dir_fd=parent)
-    except FileExistsError:
-        return False
-    try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-    except OSError:  # swapped or removed at once: whoever opens it next finds out
-        return True
-    try:
-        _made_with(fd, mode)
-    finally:
-        os.close(fd)
-    return True
-
-
-def _not_a_folder(display: str) -> NotAFolderError:
-    return NotAFolderError(f"{NOT_A_FOLDER}: {shown(display)}")
-
-
-def _open_dirs(root: Root, parts: Sequence[str], *, create: bool = False, display: str = "") -> int:
-    """A descriptor of `root/parts`, every directory opened from the one before without following a
-    symlink; with `create`, missing ones are made. FileNotFoundError when one is missing."""
-    fd = os.open(root.base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for name in (*root.parts, *parts):
-            try:
-                following = os.open(_one_name(name), _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                _make_dir(fd, name, root.dir_mode())  # or made by someone else meanwhile: fine
-                following = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError as error:
-                if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise _not_a_folder(display or "/".join(parts)) from None
-                raise
-            os.close(fd)
-            fd = following
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-@contextlib.contextmanager
-def directory(
-    root: Root, parts: Sequence[str] = (), *, create: bool = False, display: str = ""
-) -> Iterator[int]:
-    """`_open_dirs` as a context: the descriptor is closed on the way out."""
-    fd = _open_dirs(root, parts, create=create, display=display)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _lstat_at(parent: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def lstat(root: Root, parts: Sequence[str], *, display: str = "") -> os.stat_result | None:
-    """The entry itself (a symlink is reported as one), or None when it or a folder above is missing."""
-    *dirs, name = parts
-    try:
-        with directory(root, dirs, display=display) as parent:
-            return _lstat_at(parent, _one_name(name))
-    except FileNotFoundError:
-        return None
-
-
-def is_dir(root: Root, parts: Sequence[str] = ()) -> bool:
-    """Whether `root/parts` is a real directory reached without a symlink."""
-    try:
-        with directory(root, parts):
-            return True
-    except (FileNotFoundError, NotAFolderError):
-        return False
-
-
-def _open_regular(parent: int, name: str) -> int | None:
-    """A descriptor of the regular file `name`, or None when there is none; a device or FIFO is never
-    opened (stat first), and a file replaced between the stat and the open is looked at again."""
-    for _attempt in range(100):
-        before = _lstat_at(parent, name)
-        if before is None:
-            return None
-        if not stat.S_ISREG(before.st_mode):
-            raise NotAFileError("not a file")
-        try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
-        except FileNotFoundError:
-            continue  # removed meanwhile
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                continue  # swapped for a symlink meanwhile: the next stat says so
-            raise
-        if os.path.samestat(before, os.fstat(fd)):
-            return fd
-        os.close(fd)  # replaced by a rename meanwhile
-    raise NotAFileError("not a file")  # it keeps changing under us: not something to write
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    offset = 0
-    while chunk := os.pread(fd, 1 << 20, offset):
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
-
-
-def read_file(root: Root, parts: Sequence[str], *, display: str = "") -> bytes | None:
-    """The bytes of the regular file `root/parts`; None when it is missing or not a regular file."""
-    *dirs, name = parts
-    try:
-        with directory(root, dirs, display=display) as parent:
-            fd = _open_regular(parent, _one_name(name))
-    except (FileNotFoundError, NotAFileError):
-        return None
-    if fd is None:
-        return None
-    try:
-        return _read_all(fd)
-    finally:
-        os.close(fd)
-
-
-@dataclass(frozen=True)
-class Entry:
-    name: str
-    is_dir: bool
-    is_file: bool
-    stat: os.stat_result | None
-
-
-def scan(root: Root, parts: Sequence[str] = ()) -> list[Entry]:
-    """The entries of a directory, none followed: a symlink is neither a folder nor a file here."""
-    with directory(root, parts) as fd:
-        found = []
-        for entry in os.scandir(fd):
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            found.append(Entry(entry.name, stat.S_ISDIR(info.st_mode), stat.S_ISREG(info.st_mode), info))
-        return sorted(found, key=lambda e: e.name)
-
-
-def walk_files(
-    root: Root, skip: Callable[[str], bool], *, parts: Sequence[str] = ()
-) -> Iterator[tuple[tuple[str, ...], os.stat_result]]:
-    """Every regular file below `root/parts` (its parts below root, and its stat), never through a
-    symlink, passing over the names `skip` says to; depth first, names in order. A folder that
-    vanishes or turns into a symlink while being walked is left out, and so is anything deeper than
-    any path a client can name (MAX_WALK_DEPTH): the walk keeps its own stack, so no tree is too
-    deep for it."""
-    stack: list[tuple[tuple[str, ...], Iterator[Entry]]] = []
-
-    def enter(prefix: tuple[str, ...]) -> None:
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError, NotAFolderError, PermissionError):
-            stack.append((prefix, iter(scan(root, prefix))))
-
-    enter(tuple(parts))
-    while stack:
-        prefix, entries = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
-            stack.pop()
-        elif skip(entry.name):
-            continue
-        elif entry.is_dir:
-            if len(root.parts) + len(prefix) < MAX_WALK_DEPTH:
-                enter((*prefix, entry.name))
-            else:
-                log.warning("not walking below %s: deeper than any path names", "/".join(prefix))
-        elif entry.is_file and entry.stat is not None:
-            yield (*prefix, entry.name), entry.stat
-
-
-def _fsync_dir(fd: int) -> None:
-    # So the rename itself survives a crash; not every filesystem can sync a directory.
-    with contextlib.suppress(OSError):
-        os.fsync(fd)
 
 
 def _write_new(parent: int, name: str, data: bytes, mode: int | None) -> None:
@@ -311,7 +118,7 @@ def _write_new(parent: int, name: str, data: bytes, mode: int | None) -> None:
             if mode is not None:
                 os.fchmod(fd, mode)  # the exact bits, whatever the umask
             else:
-                _made_with(fd, default)
+                made_with(fd, default)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
@@ -339,7 +146,7 @@ def _replace(parent: int, name: str, data: bytes, mode: int | None) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=parent)
         raise
-    _fsync_dir(parent)
+    fsync_dir(parent)
 
 
 def _create(parent: int, name: str, data: bytes, mode: int | None) -> bool:
@@ -356,7 +163,7 @@ def _create(parent: int, name: str, data: bytes, mode: int | None) -> bool:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=parent)
-    _fsync_dir(parent)
+    fsync_dir(parent)
     return True
 
 
@@ -365,7 +172,7 @@ def _create_in_place(parent: int, name: str, data: bytes, mode: int | None) -> b
         _write_new(parent, name, data, mode)
     except FileExistsError:
         return False
-    _fsync_dir(parent)
+    fsync_dir(parent)
     return True
 
 
@@ -405,17 +212,17 @@ def locked(root: Root, parts: Sequence[str], *, display: str = "") -> Iterator[H
     while another renamed a new version into place starts again on that version.
     """
     *dirs, name = parts
-    _one_name(name)
+    one_name(name)
     while True:
         try:
-            parent = _open_dirs(root, dirs, display=display)
+            parent = open_dirs(root, dirs, display=display)
         except FileNotFoundError:
             yield Held(None, name, None)
             return
         try:
             with _stripe(parent, name):
                 try:
-                    fd = _open_regular(parent, name)
+                    fd = open_regular(parent, name)
                 except NotAFileError:
                     raise NotAFileError(f"not a file: {shown(display or '/'.join(parts))}") from None
                 if fd is None:
@@ -423,10 +230,10 @@ def locked(root: Root, parts: Sequence[str], *, display: str = "") -> Iterator[H
                     return
                 try:
                     _flock(fd)
-                    now = _lstat_at(parent, name)
+                    now = lstat_at(parent, name)
                     if now is None or not os.path.samestat(now, os.fstat(fd)):
                         continue  # replaced or removed while we waited: look again
-                    yield Held(parent, name, _read_all(fd))
+                    yield Held(parent, name, read_all(fd))
                     return
                 finally:
                     os.close(fd)  # and with it the lock
@@ -469,7 +276,7 @@ def update(
                     assert held.parent is not None
                     if isinstance(new, Delete):
                         os.unlink(held.name, dir_fd=held.parent)
-                        _fsync_dir(held.parent)
+                        fsync_dir(held.parent)
                         return Updated(held.data, None)
                     _replace(held.parent, held.name, new, _mode_of(held.parent, held.name))
                     return Updated(held.data, new)
@@ -490,7 +297,7 @@ def update(
 
 
 def _mode_of(parent: int, name: str) -> int | None:
-    info = _lstat_at(parent, name)
+    info = lstat_at(parent, name)
     return stat.S_IMODE(info.st_mode) if info is not None else None
 
 
@@ -512,7 +319,7 @@ def move_file(
         if not create_file(root, target, content(held.data), mode=mode, display=display):
             return False
         os.unlink(held.name, dir_fd=held.parent)
-        _fsync_dir(held.parent)
+        fsync_dir(held.parent)
         return True
 
 
@@ -527,79 +334,4 @@ def create_file(
     """Create `root/parts` holding `data`, making missing folders; False when the name is taken."""
     *dirs, name = parts
     with directory(root, dirs, create=True, display=display or "/".join(parts)) as parent:
-        return _create(parent, _one_name(name), data, root.file_mode(mode))
-
-
-def make_dir(root: Root, parts: Sequence[str]) -> bool:
-    """Make the directory `root/parts` (its parent must exist); False when the name is taken."""
-    *dirs, name = parts
-    with directory(root, dirs) as parent:
-        if not _make_dir(parent, _one_name(name), root.dir_mode()):
-            return False
-        _fsync_dir(parent)
-        return True
-
-
-def remove_tree(root: Root, parts: Sequence[str]) -> None:
-    """Remove the directory `root/parts` and everything in it, following no symlink inside; a file
-    written into it meanwhile goes too (a few tries), else a 409 says what is left."""
-    *dirs, name = parts
-    with directory(root, dirs) as parent:
-        info = _lstat_at(parent, _one_name(name))
-        if info is None or not stat.S_ISDIR(info.st_mode):
-            raise NotAFolderError(f"{NOT_A_FOLDER}: {shown('/'.join(parts))}")
-        for _attempt in range(UPDATE_ATTEMPTS):
-            try:
-                shutil.rmtree(name, dir_fd=parent)
-                break
-            except OSError as error:  # a file written or removed in it meanwhile
-                if error.errno not in (errno.ENOTEMPTY, errno.ENOENT):
-                    raise
-                if _lstat_at(parent, name) is None:
-                    break
-        else:
-            raise ConflictError(
-                f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
-            )
-        _fsync_dir(parent)
-
-
-def remove_empty_dir(root: Root, parts: Sequence[str]) -> None:
-    *dirs, name = parts
-    with directory(root, dirs) as parent:
-        os.rmdir(_one_name(name), dir_fd=parent)
-        _fsync_dir(parent)
-
-
-def rename(root: Root, source: Sequence[str], target: Sequence[str], *, display: str = "") -> None:
-    """Rename `source` to `target` (both below `root`), making the target's missing folders."""
-    *source_dirs, source_name = source
-    *target_dirs, target_name = target
-    with (
-        directory(root, source_dirs, display=display) as source_parent,
-        directory(root, target_dirs, create=True, display=display) as target_parent,
-    ):
-        os.rename(
-            _one_name(source_name),
-            _one_name(target_name),
-            src_dir_fd=source_parent,
-            dst_dir_fd=target_parent,
-        )
-        _fsync_dir(target_parent)
-        _fsync_dir(source_parent)
-
-
-def is_temp(name: str) -> bool:
-    return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
-
-
-def remove_stale_temps(root: Root, skip: Callable[[str], bool], older_than_s: float = 3600.0) -> int:
-    """Remove the temporary files a killed writer left (they are never indexed, only clutter)."""
-    removed = 0
-    cutoff = time.time() - older_than_s
-    for parts, info in walk_files(root, lambda name: skip(name) and not is_temp(name)):
-        if is_temp(parts[-1]) and info.st_mtime < cutoff:
-            with contextlib.suppress(FileNotFoundError), directory(root, parts[:-1]) as parent:
-                os.unlink(parts[-1], dir_fd=parent)
-                removed += 1
-    return removed
+        return _create(parent, one_name(name), data, root.file_mode(mode))

@@ -20,13 +20,8 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.frontmatter import read_front_matter, read_list
 from ragdown.documents.lines import split_lines
-from ragdown.documents.links import (
-    Link,
-    LinkIndex,
-    find_links,
-    resolve_link,
-    resolve_wikilink,
-)
+from ragdown.documents.link_finder import Link, find_links
+from ragdown.documents.links import LinkIndex, resolve_link, resolve_wikilink
 from ragdown.documents.paths import (
     MARKDOWN_RE,
     MAX_DEPTH,
@@ -105,6 +100,20 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
     source, 409 for a taken destination.
     """
     root = Root.at(folder_root)
+    from_path, to_path, is_folder, same_file = _endpoints(root, from_rel, to_rel)
+    moved = _mover(from_path, to_path, is_folder)
+    documents, attachments = folder_files(root)
+    if not is_folder and from_path not in documents:
+        documents.append(from_path)
+    for path in (*documents, *attachments):
+        _check_fits(moved(path), from_rel, to_rel)
+    rewrites = _rewrites(root, documents, attachments, moved, None if is_folder else from_path)
+    return MovePlan(root, from_path, to_path, is_folder, same_file, rewrites)
+
+
+def _endpoints(root: Root, from_rel: str, to_rel: str) -> tuple[str, str, bool, bool]:
+    """The source's and destination's paths, whether a folder moves, and whether the destination is
+    the source itself; refused as `plan_move` says."""
     source_info, from_path = _resolve(root, from_rel, markdown_only=False)
     is_folder = source_info is not None and stat.S_ISDIR(source_info.st_mode)
     if not is_folder:
@@ -119,13 +128,14 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
     same_file = occupied is not None and _same_inode(occupied, source_info)
     if occupied is not None and not same_file:
         raise ConflictError(f"already exists: {to_rel}")
+    return from_path, to_path, is_folder, same_file
 
-    moved = _mover(from_path, to_path, is_folder)
-    documents, attachments = folder_files(root)
-    if not is_folder and from_path not in documents:
-        documents.append(from_path)
-    for path in (*documents, *attachments):
-        _check_fits(moved(path), from_rel, to_rel)
+
+def _rewrites(
+    root: Root, documents: list[str], attachments: list[str], moved: Callable[[str], str], own: str | None
+) -> tuple[Rewrite, ...]:
+    """Every document whose links the move changes, with its new text; the moved document (`own`,
+    None for a folder move) always, since it is written at its new place."""
     texts: dict[str, tuple[bytes, str]] = {}
     aliases: dict[str, list[str]] = {}
     for path in documents:
@@ -139,16 +149,14 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
         {moved(path): names for path, names in aliases.items()},
         [moved(path) for path in attachments],
     )
-
     rewrites: list[Rewrite] = []
     for path, (original, text) in texts.items():
-        own = not is_folder and path == from_path
-        if not own and "[[" not in text and "](" not in text:
+        if path != own and "[[" not in text and "](" not in text:
             continue  # links nothing, so nothing to fix
         rewritten = _rewrite_links(text, path, moved, before, after)
-        if rewritten != text or own:
+        if rewritten != text or path == own:
             rewrites.append(Rewrite(path, moved(path), original, rewritten))
-    return MovePlan(root, from_path, to_path, is_folder, same_file, tuple(rewrites))
+    return tuple(rewrites)
 
 
 def _check_fits(path: str, from_rel: str, to_rel: str) -> None:

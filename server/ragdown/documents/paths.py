@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ragdown.errors import BadRequestError, ConfigError, Refusal
+from ragdown.errors import BadRequestError, ConfigError
 
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
@@ -132,40 +132,53 @@ class DocPath:
 
 def check_path(relative: str, *, markdown_only: bool) -> DocPath:
     """The lexical rule for a scope-relative path from outside; a refusal is 400 `<reason>: <path>`."""
-
-    def invalid(reason: str, detail: str = "") -> Refusal:
-        return BadRequestError(f"{reason}{detail}: {shown(relative)}")
-
     if not isinstance(relative, str):
         raise BadRequestError("path must be a string")
+    refused = _text_refusal(relative)
+    parts: tuple[str, ...] = ()
+    if refused is None:
+        parts = tuple(s for s in posixpath.normpath(relative.replace("\\", "/")).split("/") if s and s != ".")
+        refused = _parts_refusal(parts, markdown_only)
+    if refused is not None:
+        reason, detail = refused
+        raise BadRequestError(f"{reason}{detail}: {shown(relative)}")
+    return DocPath(parts)
+
+
+def _text_refusal(relative: str) -> tuple[str, str] | None:
+    """The first rule the path as a whole breaks, as (reason, detail), checked in this order."""
     size = len(relative.encode("utf-8", "surrogatepass"))
     if size > MAX_PATH_BYTES:
-        raise invalid(TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})")
+        return TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})"
     if not is_utf8(relative):  # a lone surrogate: read from a disk name, or sent as a JSON `\udcff`
-        raise invalid(NOT_UTF8, "; rename the file to a UTF-8 name")
+        return NOT_UTF8, "; rename the file to a UTF-8 name"
     char = control_character(relative)
     if char == "\0":
-        raise invalid(SKIPPED)  # the spec's wording for a NUL (docs/documents.md#the-path-rule)
+        return SKIPPED, ""  # the spec's wording for a NUL (docs/documents.md#the-path-rule)
     if char is not None:
-        raise invalid(CONTROL, f" (U+{ord(char):04X}); names are plain text")
+        return CONTROL, f" (U+{ord(char):04X}); names are plain text"
     posix = relative.replace("\\", "/")
     if not posix or posix.startswith("/") or DRIVE_RE.match(posix):
-        raise invalid(RELATIVE_ONLY)
-    parts = tuple(s for s in posixpath.normpath(posix).split("/") if s and s != ".")
+        return RELATIVE_ONLY, ""
+    return None
+
+
+def _parts_refusal(parts: tuple[str, ...], markdown_only: bool) -> tuple[str, str] | None:
+    """The first rule the normalised names break, as (reason, detail), checked in this order."""
     if not parts or ".." in parts:
-        raise invalid(OUTSIDE)
+        return OUTSIDE, ""
     if not all(is_indexed_name(s) for s in parts):
-        raise invalid(SKIPPED)
+        return SKIPPED, ""
     if any(_looks_like_dot_or_slash(s) for s in parts):
-        raise invalid(LOOK_ALIKE)
+        return LOOK_ALIKE, ""
     if len(parts) > MAX_DEPTH:
-        raise invalid(TOO_DEEP, f" ({len(parts)} names; at most {MAX_DEPTH})")
+        return TOO_DEEP, f" ({len(parts)} names; at most {MAX_DEPTH})"
     longest = max(len(s.encode("utf-8", "surrogatepass")) for s in parts)
     if longest > MAX_NAME_BYTES:
-        raise invalid(TOO_LONG, f" (a name of {longest:,} bytes; at most {MAX_NAME_BYTES})")
+        return TOO_LONG, f" (a name of {longest:,} bytes; at most {MAX_NAME_BYTES})"
     if markdown_only and not is_markdown(parts[-1]):
-        raise invalid(MARKDOWN_ONLY)
-    return DocPath(parts)
+        return MARKDOWN_ONLY, ""
+    return None
 
 
 def notes_dir(value: str) -> str:

@@ -217,8 +217,29 @@ def _similar_run(text: str, words: list[str]) -> Passage | None:
     if len(wanted) < 2 or len(wanted) > SIMILAR_MAX_WORDS:
         return None  # one word that differs is no hint at all; thousands are compared by lines
     tokens = [(match.start(), match.end(), match.group().casefold()) for match in re.finditer(r"\S+", text)]
+    best = _best_run(tokens, wanted)
+    if best is None:
+        return None
+    first, size, run = best
+    # Words old_text has before or after all that matched were changed, not dropped: show what the
+    # document has in their place, so the agent sees the change and not a passage that stops short.
+    codes = SequenceMatcher(None, wanted, run).get_opcodes()
+    if codes[0][0] == "delete":
+        grow = min(codes[0][2], first)
+        first, size = first - grow, size + grow
+    if codes[-1][0] == "delete":
+        size = min(size + codes[-1][2] - codes[-1][1], len(tokens) - first)
+    return _passage(text, tokens[first][0], tokens[first + size - 1][1])
+
+
+Token = tuple[int, int, str]  # start and end offsets in the text, the word casefolded
+
+
+def _shared_runs(tokens: list[Token], wanted: list[str]) -> list[tuple[int, int, int]]:
+    """(shared words, first token, run length) of every run of `wanted`'s length, one more or one less,
+    sharing at least SIMILAR_SHARE of the words: one sliding count per length."""
     need = Counter(wanted)
-    candidates: list[tuple[int, int, int]] = []  # (shared words, first token, run length)
+    candidates: list[tuple[int, int, int]] = []
     for size in {len(wanted) - 1, len(wanted), len(wanted) + 1}:
         if size > len(tokens):
             continue
@@ -235,9 +256,15 @@ def _similar_run(text: str, words: list[str]) -> Passage | None:
                     shared -= 1
             if index >= size - 1 and shared >= SIMILAR_SHARE * max(size, len(wanted)):
                 candidates.append((shared, index - size + 1, size))
-    # The run most like old_text in order (difflib's ratio); then the one sharing most words, then
-    # the one with most words in the same places, then the earliest.
+    return candidates
+
+
+def _best_run(tokens: list[Token], wanted: list[str]) -> tuple[int, int, list[str]] | None:
+    """(first token, run length, its words) of the run most like `wanted` in order (difflib's
+    ratio); then the one sharing most words, then the one with most words in the same places, then
+    the earliest. None when no run is alike enough."""
     best: tuple[tuple[float, int, int, int], int, int, list[str]] | None = None
+    candidates = _shared_runs(tokens, wanted)
     for shared, first, size in sorted(candidates, key=lambda c: (-c[0], c[1]))[:SIMILAR_CANDIDATES]:
         run = [t[2] for t in tokens[first : first + size]]
         ratio = SequenceMatcher(None, wanted, run).ratio()
@@ -245,18 +272,7 @@ def _similar_run(text: str, words: list[str]) -> Passage | None:
         rank = (ratio, shared, aligned, -first)
         if ratio >= SIMILAR_SHARE and (best is None or rank > best[0]):
             best = (rank, first, size, run)
-    if best is None:
-        return None
-    _, first, size, run = best
-    # Words old_text has before or after all that matched were changed, not dropped: show what the
-    # document has in their place, so the agent sees the change and not a passage that stops short.
-    codes = SequenceMatcher(None, wanted, run).get_opcodes()
-    if codes[0][0] == "delete":
-        grow = min(codes[0][2], first)
-        first, size = first - grow, size + grow
-    if codes[-1][0] == "delete":
-        size = min(size + codes[-1][2] - codes[-1][1], len(tokens) - first)
-    return _passage(text, tokens[first][0], tokens[first + size - 1][1])
+    return None if best is None else best[1:]
 
 
 def to_lf(text: str) -> str:

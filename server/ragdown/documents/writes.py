@@ -184,22 +184,29 @@ def write_document(
             raise NotFoundError(f"no such document: {display_path or shown_input(relative)}")
         _require(base_hash, current, shown)
         before = _decode(current)
-        lines = _LINE_BREAK_RE.split(before)
-        start, end = 0, len(lines)
-        if heading:
-            found = heading_range_in_lines(lines, heading)
-            if found is None:
-                raise NotFoundError(f'no heading "{heading}" in {shown}')
-            start, end = found  # `start` is the heading's own line, which the step back never passes
-        last = end
-        while last > start and not lines[last - 1].strip():
-            last -= 1
-        added = _LINE_BREAK_RE.split(text.rstrip())
-        merged = [*lines[:last], *([""] if last > 0 else []), *added, "", *lines[end:]]
-        return _against(file_hash(current), current, vetted("\n".join(merged), before), shown)
+        after = _appended(before, text, heading, shown)
+        return _against(file_hash(current), current, vetted(after, before), shown)
 
     updated = files.update(at, path.parts, add if append else replace, display=shown)
     return _result(path, updated)
+
+
+def _appended(before: str, text: str, heading: str | None, shown: str) -> str:
+    """`before` with `text` added at its end, or at the end of the section under `heading`, one
+    blank line on each side and the section's trailing blank lines before it dropped."""
+    lines = _LINE_BREAK_RE.split(before)
+    start, end = 0, len(lines)
+    if heading:
+        found = heading_range_in_lines(lines, heading)
+        if found is None:
+            raise NotFoundError(f'no heading "{heading}" in {shown}')
+        start, end = found  # `start` is the heading's own line, which the step back never passes
+    last = end
+    while last > start and not lines[last - 1].strip():
+        last -= 1
+    added = _LINE_BREAK_RE.split(text.rstrip())
+    merged = [*lines[:last], *([""] if last > 0 else []), *added, "", *lines[end:]]
+    return "\n".join(merged)
 
 
 def edit_document(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -182,59 +182,64 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
 
 def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """`config` with `changes` applied, each validated; unknown `.ragdown.json` keys are kept."""
-    known = {"title", "mcp", "hook", "read_only", "disabled_tools", "managed_by", "tokens"}
-    unknown = sorted(set(changes) - known)
+    unknown = sorted(set(changes) - set(_SETTINGS))
     if unknown:
         raise BadRequestError(f"unknown folder setting: {', '.join(unknown)}")
-    if "title" in changes:
-        title = changes["title"]
-        if title is not None and not isinstance(title, str):
-            raise BadRequestError("title must be a string")
-        if isinstance(title, str) and len(title.strip()) > MAX_TITLE:
-            raise BadRequestError(f"title must be at most {MAX_TITLE} characters")
-        if isinstance(title, str) and control_character(title) is not None:
-            raise BadRequestError(
-                "title must be plain text: no control characters, line breaks or lone surrogates"
-            )
-        if title is None or not title.strip():
-            config.pop("title", None)
-        else:
-            config["title"] = title.strip()
-    for key, label in (("mcp", "mcp"), ("read_only", "read_only")):
+    for key, setting in _SETTINGS.items():  # in this order, so the first bad one is always the same
         if key in changes:
-            if not isinstance(changes[key], bool):
-                raise BadRequestError(f"{label} must be true or false")
-            if key == "mcp" or changes[key]:
-                config[key] = changes[key]
-            else:
+            value = setting(changes[key], config.get(key))
+            if value is None:
                 config.pop(key, None)
-    if "hook" in changes:
-        hook = merge_hook(changes["hook"], config.get("hook"))
-        if hook:
-            config["hook"] = hook
-        else:
-            config.pop("hook", None)
-    if "disabled_tools" in changes:
-        tools = _tools(changes["disabled_tools"])
-        if tools:
-            config["disabled_tools"] = tools
-        else:
-            config.pop("disabled_tools", None)
-    if "tokens" in changes:
-        tokens = _tokens(changes["tokens"])
-        if tokens:
-            config["tokens"] = tokens
-        else:
-            config.pop("tokens", None)
-    if "managed_by" in changes:
-        manager = changes["managed_by"]
-        if manager is None:
-            config.pop("managed_by", None)
-        elif isinstance(manager, str) and 0 < len(manager) <= MAX_MANAGER and manager.isprintable():
-            config["managed_by"] = manager
-        else:
-            raise BadRequestError(f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters")
+            else:
+                config[key] = value
     return config
+
+
+def _title(value: object, current: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequestError("title must be a string")
+    if len(value.strip()) > MAX_TITLE:
+        raise BadRequestError(f"title must be at most {MAX_TITLE} characters")
+    if control_character(value) is not None:
+        raise BadRequestError(
+            "title must be plain text: no control characters, line breaks or lone surrogates"
+        )
+    return value.strip() or None
+
+
+def _mcp(value: object, current: object) -> bool:
+    if not isinstance(value, bool):
+        raise BadRequestError("mcp must be true or false")
+    return value
+
+
+def _read_only(value: object, current: object) -> bool | None:
+    if not isinstance(value, bool):
+        raise BadRequestError("read_only must be true or false")
+    return value or None  # kept only when on
+
+
+def _manager(value: object, current: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and 0 < len(value) <= MAX_MANAGER and value.isprintable():
+        return value
+    raise BadRequestError(f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters")
+
+
+# Each folder setting a change may hold: its new value from the change and the current one, or None
+# to remove the key from `.ragdown.json` (an empty list or hook is removed too).
+_SETTINGS: dict[str, Callable[[object, object], object]] = {
+    "title": _title,
+    "mcp": _mcp,
+    "read_only": _read_only,
+    "hook": lambda value, current: merge_hook(value, current) or None,
+    "disabled_tools": lambda value, current: _tools(value) or None,
+    "tokens": lambda value, current: _tokens(value) or None,
+    "managed_by": _manager,
+}
 
 
 def merge_hook(changes: object, current: object) -> dict[str, Any]:

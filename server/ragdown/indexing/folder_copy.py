@@ -33,7 +33,7 @@ from ragdown.errors import IndexNotReadyError, RagdownError
 from ragdown.indexing import store
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.listing import list_markdown_files
-from ragdown.indexing.store import sql_in
+from ragdown.indexing.schema import sql_in
 from ragdown.modes import make_private_dir
 
 log = logging.getLogger(__name__)

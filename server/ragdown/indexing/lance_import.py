@@ -8,7 +8,7 @@ Only the client's `models` subpackage is needed to import lancedb.
 So the package is registered first as a module with its real `__path__` (its subpackages import as
 usual) whose `__init__` runs only when one of its own names is asked for: nothing is left out, the
 cost moves to the first use, which never comes here. `LANCE_CPU_THREADS` must be set before this
-import (see ragdown.indexing.store).
+import (see ragdown.indexing.lance_session).
 """
 
 from __future__ import annotations

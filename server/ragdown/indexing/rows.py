@@ -10,7 +10,7 @@ import pyarrow as pa
 from ragdown.documents.chunks import embedding_text, search_text
 from ragdown.documents.metadata import ParsedDocument
 from ragdown.indexing.listing import FileStat
-from ragdown.indexing.store import chunk_schema
+from ragdown.indexing.schema import chunk_schema
 
 
 @dataclass(frozen=True)

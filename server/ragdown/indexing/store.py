@@ -1,45 +1,47 @@
-"""The LanceDB `chunks` table: its schema, opening with rebuild checks, writes, compaction, queries.
+"""The LanceDB `chunks` table as the index uses it: reads, the queries searches run, writes and
+compaction (docs/design.md#table-layout).
 
-`LANCE_CPU_THREADS` is set (to at least 2, unless the user set it) before lancedb is imported:
-lance's thread pool with fewer than two threads deadlocks building a full-text index on small hosts.
-lancedb itself is imported when a table is first opened, not with this module, and without its
-REST namespace client (ragdown.indexing.lance_import; docs/design.md#start-up).
+Where the table lives and which one is current is `ChunkTable`'s (ragdown.indexing.table); what is
+kept in memory until it changes is `ReadCache`'s (ragdown.indexing.read_cache); the columns are in
+ragdown.indexing.schema; the process's LanceDB session, and `LANCE_CPU_THREADS` set before lancedb
+is imported, in ragdown.indexing.lance_session.
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LANCE_CPU_THREADS", str(max(2, os.cpu_count() or 2)))
-
 import logging
-import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from ragdown.documents.metadata import supersedes_boundary, within
-from ragdown.errors import IndexNotReadyError
 from ragdown.indexing.index_location import IndexLocation
-from ragdown.indexing.lance_import import import_lancedb
+from ragdown.indexing.lance_session import connect, lance_session, set_cache_limits
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
-from ragdown.indexing.meta import IndexMeta, rebuild_reason
-from ragdown.modes import make_private_dir, private_files
+from ragdown.indexing.meta import IndexMeta
+from ragdown.indexing.read_cache import ReadCache, VectorSnapshot
+from ragdown.indexing.schema import FILE_STATE_COLUMNS, FileState, sql_in
+from ragdown.indexing.table import ChunkTable
+from ragdown.modes import private_files
 
-if TYPE_CHECKING:
-    import lancedb
+# The session is reached through the store as well (by the folder copy and tests): it is part of
+# what opening a store means.
+__all__ = [
+    "KEEP_VERSIONS_FOR",
+    "VECTOR_INDEX_MIN_ROWS",
+    "ChunkStore",
+    "connect",
+    "lance_session",
+    "set_cache_limits",
+]
 
 log = logging.getLogger(__name__)
 
-TABLE = "chunks"
-LANCE_DIR = "lance"
 # Below this many rows the dense side is an exact flat scan from memory (one numpy product: ~2 ms at
 # 20,000 rows, with ~2 MB of vectors and columns per 1,000 rows held); from it on, LanceDB's IVF
 # index. Building that index took ~170 MB at its peak on 19,565 rows, the index run's largest step,
@@ -47,125 +49,12 @@ LANCE_DIR = "lance"
 VECTOR_INDEX_MIN_ROWS = 50_000
 KEEP_VERSIONS_FOR = timedelta(seconds=60)
 
-# LanceDB caches index and manifest data per table version, and its default bounds are gigabytes:
-# every write makes new versions (and a new full-text index), so a long-running server grew ~0.45 MB
-# per write without bound. One bounded session per process, shared by every store (docs/reliability.md).
-_cache_limits_mb = (64, 16)
-_session: lancedb.Session | None = None
-_session_lock = threading.Lock()
-
-
-def set_cache_limits(index_mb: int, metadata_mb: int) -> None:
-    """LanceDB's index and metadata cache bounds for the stores this process opens from now on."""
-    global _cache_limits_mb, _session
-    with _session_lock:
-        if (index_mb, metadata_mb) != _cache_limits_mb:
-            _cache_limits_mb = (index_mb, metadata_mb)
-            _session = None
-
-
-def lance_session() -> lancedb.Session:
-    global _session
-    lancedb = import_lancedb()
-
-    with _session_lock:
-        if _session is None:
-            index_mb, metadata_mb = _cache_limits_mb
-            _session = lancedb.Session(
-                index_cache_size_bytes=index_mb << 20, metadata_cache_size_bytes=metadata_mb << 20
-            )
-        return _session
-
-
-FILE_STATE_COLUMNS = ["path", "file_hash", "mtime_ms", "size"]
-
-
-def connect(location: IndexLocation, name: str) -> Any:
-    """The LanceDB database in the directory `name` under the index's location, read as fresh as
-    the location promises, in the process's bounded session."""
-    lancedb = import_lancedb()
-    with private_files():  # connecting makes the directory
-        return lancedb.connect(
-            location.table_uri(name),
-            read_consistency_interval=location.refresh,
-            storage_options=location.storage_options() or None,
-            session=lance_session(),
-        )
-
-
-def chunk_schema(dim: int) -> pa.Schema:
-    text = pa.utf8()
-    return pa.schema(
-        [
-            pa.field("id", text, nullable=False),
-            pa.field("path", text, nullable=False),
-            pa.field("file_hash", text, nullable=False),
-            pa.field("mtime_ms", pa.float64(), nullable=False),
-            pa.field("size", pa.float64(), nullable=False),
-            pa.field("chunk_index", pa.int32(), nullable=False),
-            pa.field("title", text, nullable=False),
-            pa.field("heading", text, nullable=False),
-            pa.field("text", text, nullable=False),
-            pa.field("search_text", text, nullable=False),
-            pa.field("supersedes", text, nullable=False),
-            pa.field("tags", text, nullable=False),
-            pa.field("aliases", text, nullable=False),
-            pa.field("description", text, nullable=False),
-            pa.field("created_by", text, nullable=False),
-            pa.field("session", text, nullable=False),
-            pa.field("line_start", pa.int32(), nullable=False),
-            pa.field("line_end", pa.int32(), nullable=False),
-            pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
-        ]
-    )
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What the index knows of one file: enough to skip it on the next sync."""
-
-    hash: str
-    mtime_ms: float
-    size: float
-    chunks: int
-
-
-def sql_string(value: str) -> str:
-    """A SQL string literal: quotes doubled."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def sql_in(column: str, values: list[str]) -> str:
-    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
-
-
-@dataclass(frozen=True)
-class VectorSnapshot:
-    """The table's rows (`columns`, which start with `id`) and their vectors, row-aligned, and the
-    BM25 postings over the same rows once they are built (docs/search.md#bm25-from-memory)."""
-
-    columns: pa.Table
-    vectors: np.ndarray
-    positions: dict[str, int] = field(default_factory=dict)  # id -> row
-    lexicon: LexiconBuild = field(default_factory=lambda: LexiconBuild(None))
-
-    def __post_init__(self) -> None:
-        if not self.positions and self.columns.num_rows:
-            ids = self.columns.column("id").to_pylist()
-            self.positions.update(zip(ids, range(len(ids)), strict=True))
-
-
 T = TypeVar("T")
 
 
-class ChunkStore:
-    """One `chunks` table under `<data_dir>/lance`, described by `<data_dir>/meta.json`.
-
-    A writable store that finds a table built under another meta builds the new one in a directory
-    beside it (`building`; the reason is kept in `rebuilt_because`) and `publish()` switches to it
-    by rewriting meta.json, so the old index serves until the new one is complete. A read-only store
-    opens whatever meta.json names and refuses an index it cannot search.
-    """
+class ChunkStore(ChunkTable):
+    """The current `chunks` table (ChunkTable: opening, rebuilding beside, publishing) as the index
+    reads, searches and writes it. Reads derived from the whole table are kept until it changes."""
 
     def __init__(
         self,
@@ -178,91 +67,15 @@ class ChunkStore:
     ) -> None:
         """`fresh`: build a new index beside the current one even though it matches (a full rebuild).
         `location`: where the index lives (default: `data_dir` itself)."""
-        self.data_dir = data_dir
-        self.location = location or IndexLocation(data_dir)
-        self.meta = meta
-        self.writable = writable
-        self.rebuilt_because: str | None = None
-        self.keep_versions_for = KEEP_VERSIONS_FOR
-        self._memo: dict[str, Any] = {}  # reads derived from the whole table, until it changes
-        self._snapshot: VectorSnapshot | None = None
-        self._generation = 0  # bumped by every write, so a snapshot built across one is not kept
-        self._seen_version: int | None = None
-        self._lock = threading.Lock()
-        self.building = False
-        self.previous: IndexMeta | None = None
-        if writable and not self.location.remote:
-            make_private_dir(self.location.data_dir)
-        recorded = self.location.read_meta(fresh=True)
-        self.lance_dir = recorded.lance_dir if recorded else LANCE_DIR
-        self.meta = meta.model_copy(update={"lance_dir": self.lance_dir})
-        self.db = self._connect()
-        self.table = self._open_table(recorded, fresh=fresh and writable)
-        if writable:
-            self._remove_leftovers(recorded)
-
-    def _connect(self) -> Any:
-        return connect(self.location, self.lance_dir)
-
-    def _open_table(self, recorded: IndexMeta | None, *, fresh: bool = False) -> Any:
-        exists = TABLE in self.db.list_tables().tables
-        reason = rebuild_reason(recorded, self.meta) if exists else None
-        if exists and fresh and reason is None:
-            reason = "a full rebuild was asked for"
-        if not self.writable:
-            if not exists:
-                raise IndexNotReadyError("the index does not exist yet; start the primary server first")
-            if reason:
-                raise IndexNotReadyError(
-                    f"the index needs a rebuild ({reason}); start the primary server first"
-                )
-            return self.db.open_table(TABLE)
-        if exists and reason is None:
-            return self.db.open_table(TABLE)
-        if exists:
-            log.warning("rebuilding the index beside the current one: %s", reason)
-            self.rebuilt_because = reason
-            self.previous = recorded
-            self.building = True
-            self.lance_dir = f"{LANCE_DIR}-{uuid.uuid4().hex[:8]}"
-            self.meta = self.meta.model_copy(update={"lance_dir": self.lance_dir})
-            self.db = self._connect()
-        from lancedb.index import FTS
-
-        with private_files():  # every folder's text: LanceDB writes it with the process's umask
-            table = self.db.create_table(TABLE, schema=chunk_schema(self.meta.dim), exist_ok=False)
-            table.create_index("search_text", config=FTS())
-        if not self.building:
-            self.location.write_meta(self.meta)
-        return table
-
-    def publish(self) -> None:
-        """Switch to the index built beside the old one: readers follow at their next search; the
-        old directory is removed once no search can still be using it."""
-        if not self.building:
-            return
-        old = self.previous.lance_dir if self.previous else None
-        self.location.write_meta(self.meta)
-        self.building = False
-        self.previous = None
-        log.warning("switched to the rebuilt index (%s)", self.lance_dir)
-        if old and old != self.lance_dir:
-            timer = threading.Timer(self.keep_versions_for.total_seconds(), self._remove_dir, args=(old,))
-            timer.daemon = True
-            timer.start()
-
-    def _remove_dir(self, name: str) -> None:
-        try:
-            self.location.remove_dir(name)
-        except Exception as error:  # left for the next start's clean-up
-            log.warning("could not remove the old index %s: %s", name, error)
-
-    def _remove_leftovers(self, recorded: IndexMeta | None) -> None:
-        """Directories of rebuilds that never switched (a crash mid-build) are removed at start."""
-        keep = {self.lance_dir, recorded.lance_dir if recorded else LANCE_DIR}
-        for name in self.location.table_dirs():
-            if name.startswith(f"{LANCE_DIR}-") and name not in keep:
-                self._remove_dir(name)
+        self._cache = ReadCache()
+        super().__init__(
+            data_dir,
+            meta,
+            writable=writable,
+            fresh=fresh,
+            location=location,
+            keep_versions_for=KEEP_VERSIONS_FOR,
+        )
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -298,12 +111,7 @@ class ChunkStore:
     def refresh(self) -> None:
         """Forget cached reads when the table moved on: another process (the primary, for a reader)
         may have committed since. One version check (~0.4 ms) per search."""
-        version = int(self.table.version)
-        if version != self._seen_version:
-            with self._lock:
-                if self._seen_version is not None:
-                    self._forget_caches()
-                self._seen_version = version
+        self._cache.refresh(int(self.table.version))
 
     def see_latest(self) -> None:
         """Move to the table's newest version now, whatever the refresh bound, then forget what
@@ -314,14 +122,7 @@ class ChunkStore:
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`, kept until the table changes (a write here, or a commit `refresh` sees).
         For reads derived from the whole table; callers must not mutate what they get."""
-        if name in self._memo:
-            return cast(T, self._memo[name])
-        generation = self._generation
-        value = compute()
-        with self._lock:
-            if generation == self._generation:  # not kept if a write landed meanwhile
-                self._memo[name] = value
-        return value
+        return self._cache.memo(name, compute)
 
     def superseded_paths(self, folders_mode: bool = False) -> frozenset[str]:
         """Every path some indexed document supersedes inside its own boundary (folders_mode: its
@@ -363,10 +164,10 @@ class ChunkStore:
         A LanceDB query costs 6-10 ms of fixed overhead even on a thousand rows, where the product
         itself takes well under a millisecond in numpy.
         """
-        snapshot = self._snapshot
+        snapshot = self._cache.snapshot
         if snapshot is not None and snapshot.columns.column_names == columns:
             return snapshot
-        generation = self._generation
+        generation = self._cache.generation
         if self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
         table = self._scan([*columns, "vector", "search_text"])
@@ -376,14 +177,12 @@ class ChunkStore:
             np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim),
             lexicon=LexiconBuild(table.column("search_text")),
         )
-        with self._lock:
-            if generation == self._generation:
-                self._snapshot = snapshot
+        self._cache.keep_snapshot(snapshot, generation)
         return snapshot
 
     def start_lexicon(self) -> Future[Lexicon | None] | None:
         """Start building the BM25 postings of the rows in memory (None: no rows are held)."""
-        snapshot = self._snapshot
+        snapshot = self._cache.snapshot
         return snapshot.lexicon.start() if snapshot is not None else None
 
     def dense(self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]) -> pa.Table:
@@ -413,29 +212,24 @@ class ChunkStore:
     def replace(self, paths: list[str], rows: pa.Table | None) -> None:
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
-        with self._lock, private_files():
+        with self._cache.lock, private_files():
             if paths:
                 self.table.delete(sql_in("path", paths))
             if rows is not None and rows.num_rows:
                 self.table.add(rows)
-            self._forget_caches()
+            self._cache.forget()
 
     def delete_all(self) -> None:
         self._require_writable()
-        with self._lock, private_files():
+        with self._cache.lock, private_files():
             self.table.delete("true")
-            self._forget_caches()
-
-    def _forget_caches(self) -> None:
-        self._memo = {}
-        self._snapshot = None
-        self._generation += 1
+            self._cache.forget()
 
     def compact(self) -> None:
         """Optimise (merges fragments, brings the FTS index up to date), drop versions older than 60 s,
         and build the vector index once the table is large enough for it to pay."""
         self._require_writable()
-        with self._lock, private_files():
+        with self._cache.lock, private_files():
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
                 "vector" in columns for columns in self.list_index_columns()

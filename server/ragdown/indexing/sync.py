@@ -27,7 +27,8 @@ from ragdown.errors import Refusal
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, markdown_listing
 from ragdown.indexing.rows import PendingFile, build_rows
-from ragdown.indexing.store import ChunkStore, FileState
+from ragdown.indexing.schema import FileState
+from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.vector_cache import VectorCache
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,8 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ragdown.documents.chunks import embedding_text
-from ragdown.indexing.store import ChunkStore, sql_in
+from ragdown.indexing.schema import sql_in
+from ragdown.indexing.store import ChunkStore
 
 _COLUMNS = ["title", "heading", "text", "vector"]
 # Paths per query: keeps each filter a reasonable size.

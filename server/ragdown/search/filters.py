@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from ragdown.documents.tags import normalise_tag
 from ragdown.errors import FilterError
-from ragdown.indexing.store import sql_in, sql_string
+from ragdown.indexing.schema import sql_in, sql_string
 
 WrittenBy = Literal["agent", "user"]
 

@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from ragdown.documents.links import LinkIndex, find_links, resolve_wikilink
-from ragdown.indexing.store import ChunkStore, sql_string
+from ragdown.documents.link_finder import find_links
+from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.indexing.schema import sql_string
+from ragdown.indexing.store import ChunkStore
 from ragdown.search.fusion import Candidate
 from ragdown.search.hybrid import HIT_COLUMNS, Hit, to_hit, vectors_of
 

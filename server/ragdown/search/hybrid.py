@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ragdown.indexing.store import ChunkStore, VectorSnapshot
+from ragdown.indexing.read_cache import VectorSnapshot
+from ragdown.indexing.store import ChunkStore
 from ragdown.search.aliases import row_aliases
 from ragdown.search.filters import Prefilter
 from ragdown.search.fusion import Candidate, Rankings, Retrieved

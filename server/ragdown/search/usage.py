@@ -76,18 +76,7 @@ def summarise(log: Iterable[dict[str, Any]], min_score: float) -> Usage:
         hits: list[Any] = given if isinstance(given, list) else []
         if kind in SEARCH_KINDS:
             usage.searches += 1
-            folder = str(event.get("folder") or "")
-            sims = [float(h["similarity"]) for h in hits if isinstance(h, dict) and "similarity" in h]
-            best = max(sims) if sims else None
-            for hit in hits:
-                if isinstance(hit, dict) and "path" in hit:
-                    shown[_rooted(folder, hit["path"])] = index
-            if best is None or best < min_score:
-                key = (str(event.get("query", "")), folder)
-                gap = gaps.setdefault(key, Gap(query=key[0], folder=folder, count=0, best=best))
-                gap.count += 1
-                if best is not None and (gap.best is None or best > gap.best):
-                    gap.best = best
+            _count_search(event, hits, index, min_score, gaps, shown)
         elif kind == "context":
             usage.hook_calls += 1
             if event.get("injected"):
@@ -103,3 +92,26 @@ def summarise(log: Iterable[dict[str, Any]], min_score: float) -> Usage:
         Read(path=path, reads=count, after_search=followed[path]) for path, count in reads.most_common(TOP)
     ]
     return usage
+
+
+def _count_search(
+    event: dict[str, Any],
+    hits: list[Any],
+    index: int,
+    min_score: float,
+    gaps: dict[tuple[str, str], Gap],
+    shown: dict[str, int],
+) -> None:
+    """One search: the paths it showed (at `index`), and a gap when no hit reached `min_score`."""
+    folder = str(event.get("folder") or "")
+    sims = [float(h["similarity"]) for h in hits if isinstance(h, dict) and "similarity" in h]
+    best = max(sims) if sims else None
+    for hit in hits:
+        if isinstance(hit, dict) and "path" in hit:
+            shown[_rooted(folder, hit["path"])] = index
+    if best is None or best < min_score:
+        key = (str(event.get("query", "")), folder)
+        gap = gaps.setdefault(key, Gap(query=key[0], folder=folder, count=0, best=best))
+        gap.count += 1
+        if best is not None and (gap.best is None or best > gap.best):
+            gap.best = best

@@ -1,16 +1,25 @@
 """What `ragdown serve` says as it starts (docs/tools.md#endpoints): the URLs it serves, the folders
 it does not, what looks wrong, and how the first sync went. Without it a new user sees a silent
-process and a 404 on every /mcp path, and cannot tell a folder without `"mcp": true` from a typo."""
+process and a 404 on every /mcp path, and cannot tell a folder without `"mcp": true` from a typo.
+The progress bar is also what `ragdown index` and `search` show while they sync."""
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from ragdown import __version__
 from ragdown.bounds import FOLDER_CONFIG
 from ragdown.folders.registry import list_folders, loose_markdown
-from ragdown.indexing.sync import SyncReport
+from ragdown.indexing.sync import SyncProgress, SyncReport
 from ragdown.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from ragdown.engine import Engine
 
 MAX_NAMED = 5
 
@@ -94,3 +103,62 @@ def sync_summary(report: SyncReport, documents: int, chunks: int) -> str:
         paths = named([failed.path for failed in report.failed])
         line += f"; {len(report.failed)} file(s) could not be indexed (see the log above): {paths}"
     return line
+
+
+class ProgressBar:
+    """Files and chunks per second on stderr, once a sync has run for more than a second."""
+
+    def __init__(self, stream: TextIO | None = None, delay_s: float = 1.0) -> None:
+        self.stream = stream or sys.stderr  # the one in place now (tests swap it)
+        self.delay_s = delay_s
+        self.tty = self.stream.isatty()
+        self.last_line = 0.0
+        self.shown = False
+
+    def __call__(self, progress: SyncProgress) -> None:
+        elapsed = max(progress.elapsed_s, 1e-9)
+        if elapsed < self.delay_s:
+            return
+        now = time.monotonic()
+        if not self.tty and now - self.last_line < 5.0:
+            return
+        self.last_line = now
+        total = max(progress.files_total, 1)
+        width = 30
+        filled = round(width * progress.files_done / total)
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {progress.files_done}/{progress.files_total} files"
+            f" · {progress.files_done / elapsed:.0f} files/s · {progress.chunks / elapsed:.0f} chunks/s"
+        )
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def say_synced(done: Future[SyncReport], engine: Engine, bar: ProgressBar) -> None:
+    """After the first sync of `serve`: one line on what the index now holds, or why it failed."""
+    bar.finish()
+    error = done.exception()
+    if error is not None:
+        print(
+            f"ragdown: warning: the first sync failed ({error}); searches answer from the index as it is",
+            file=sys.stderr,
+        )
+        return
+    documents, chunks = engine.totals()
+    print(f"ragdown: {sync_summary(done.result(), documents, chunks)}", file=sys.stderr)
+
+
+def wait_for_folder(docs: Path, timeout_s: float = 300.0) -> None:
+    """A reader on a fresh volume starts before the primary made the docs dir (it mounts the volume
+    read-only, so it cannot make it): wait for it rather than exit and crash-loop."""
+    deadline = time.monotonic() + timeout_s
+    if not docs.exists():
+        print(f"ragdown: waiting for the primary to create {docs}", file=sys.stderr)
+    while not docs.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)

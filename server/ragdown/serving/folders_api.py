@@ -56,26 +56,51 @@ async def json_object(request: Request) -> dict[str, Any]:
 JsonObject = Annotated[dict[str, Any], Depends(json_object)]
 
 
+def described(engine: Engine, folder: Folder) -> dict[str, Any]:
+    """One folder with its counts, as every folder route answers it."""
+    files, chunks = engine.folder_counts().get(folder.name, (0, 0))
+    return folder_json(folder, files, chunks)
+
+
+def listed(engine: Engine) -> dict[str, Any]:
+    """GET /api/folders: every folder; the counts are looked up once for all of them (the operator's
+    resyncs share this listing, so it must not cost a table check per folder)."""
+    counts = engine.folder_counts()
+    return {
+        "folders": [folder_json(f, *counts.get(f.name, (0, 0))) for f in list_folders(engine.docs_dir)],
+        "loose_files": loose_markdown(engine.docs_dir),
+    }
+
+
+def created(engine: Engine, body: dict[str, Any], caller: str | None) -> dict[str, Any]:
+    """POST /api/folders: the folder made from `body`, then synced."""
+    changes = {k: v for k, v in body.items() if k != "name"}
+    folder = create_folder(engine.docs_dir, body.get("name"), changes, caller=caller)
+    engine.sync()
+    return {"folder": described(engine, folder)}
+
+
+def patched(
+    engine: Engine, name: str, body: dict[str, Any], caller: str | None, can_rename: bool
+) -> dict[str, Any]:
+    """PATCH /api/folders/<name>: a rename is synced; other changes reach the folder copy."""
+    folder, renamed = patch_folder(engine.docs_dir, name, body, caller=caller, can_rename=can_rename)
+    if renamed:
+        engine.sync()
+    else:  # readers without the folder read its settings from the copy beside the index
+        engine.publish_folder_copy()
+    return {"folder": described(engine, folder)}
+
+
 def folders_router(access: ApiAccess) -> APIRouter:
     """The folder routes; refusals raised here are answered by the app's one handler (serving/http.py)."""
     router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
     current, settings = access.current, access.settings
     primary, writable = access.primary, access.writable
 
-    def described(engine: Engine, folder: Folder) -> dict[str, Any]:
-        files, chunks = engine.folder_counts().get(folder.name, (0, 0))
-        return folder_json(folder, files, chunks)
-
     @router.get("/folders")
     def list_all() -> dict[str, Any]:
-        """Every folder; the counts are looked up once for all of them (the operator's resyncs share
-        this listing, so it must not cost a table check per folder)."""
-        engine = current()
-        counts = engine.folder_counts()
-        return {
-            "folders": [folder_json(f, *counts.get(f.name, (0, 0))) for f in list_folders(engine.docs_dir)],
-            "loose_files": loose_markdown(engine.docs_dir),
-        }
+        return listed(current())
 
     @router.get("/folders/{name:path}")
     def one(name: str) -> dict[str, Any]:
@@ -88,28 +113,13 @@ def folders_router(access: ApiAccess) -> APIRouter:
     def create(
         request: Request, engine: Annotated[Engine, Depends(writable)], body: JsonObject
     ) -> dict[str, Any]:
-        changes = {k: v for k, v in body.items() if k != "name"}
-        caller = request.headers.get(MANAGER_HEADER)
-        folder = create_folder(engine.docs_dir, body.get("name"), changes, caller=caller)
-        engine.sync()
-        return {"folder": described(engine, folder)}
+        return created(engine, body, request.headers.get(MANAGER_HEADER))
 
     @router.patch("/folders/{name:path}")
     def patch(
         name: str, request: Request, engine: Annotated[Engine, Depends(primary)], body: JsonObject
     ) -> dict[str, Any]:
-        folder, renamed = patch_folder(
-            engine.docs_dir,
-            name,
-            body,
-            caller=request.headers.get(MANAGER_HEADER),
-            can_rename=not settings.read_only,
-        )
-        if renamed:
-            engine.sync()
-        else:  # readers without the folder read its settings from the copy beside the index
-            engine.publish_folder_copy()
-        return {"folder": described(engine, folder)}
+        return patched(engine, name, body, request.headers.get(MANAGER_HEADER), not settings.read_only)
 
     @router.delete("/folders/{name:path}")
     def delete(name: str, request: Request, engine: Annotated[Engine, Depends(writable)]) -> dict[str, Any]:

@@ -2,22 +2,21 @@
 
 One MarkdownIt instance, built at import, renders every document; what differs per document (its
 folder and the two look-ups that resolve links) travels in markdown-it's `env`, so nothing is rebuilt
-per call. Whatever the parser emits then goes through one nh3 allow-list: the sanitizer, not the
-renderer, is the security boundary.
+per call. This module holds the parser's rules; the HTML of ragdown's own tokens is in `markup.py`.
+Whatever the parser emits then goes through one nh3 allow-list (`sanitize.py`): the sanitizer, not
+the renderer, is the security boundary.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-from collections.abc import Callable, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
-import nh3
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml, unescapeAll
+from markdown_it.common.utils import escapeHtml
 from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
@@ -30,17 +29,33 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from ragdown.documents.frontmatter import read_front_matter
 from ragdown.documents.headings import split_attributes
 from ragdown.documents.lines import split_lines
-from ragdown.documents.links import _WIKILINK_RE, parse_wikilink
-from ragdown.documents.paths import MARKDOWN_RE
+from ragdown.documents.link_finder import WIKILINK_RE
+from ragdown.documents.links import parse_wikilink
 from ragdown.documents.tags import normalise_tag
+from ragdown.web.markup import (
+    ENV_KEY,
+    LINK_NOT_SHOWN,
+    MISSING_FILE,
+    REMOTE_RE,
+    Attachment,
+    Context,
+    Heading,
+    Resolver,
+    context_of,
+    doc_href,
+    is_image,
+    is_markdown,
+    is_relative,
+    plain_text,
+    render_fence,
+    render_image,
+    render_tag,
+    render_wikilink,
+    slugify,
+)
+from ragdown.web.sanitize import sanitize
 
-
-@dataclass(frozen=True)
-class Heading:
-    level: int  # 1-6
-    text: str  # plain text, markup dropped
-    id: str  # slug, unique within the document; the element's id is ID_PREFIX + slug
-    line: int  # 1-based line in the original text, front matter counted
+__all__ = ["Heading", "Rendered", "Slugs", "render_markdown"]
 
 
 @dataclass(frozen=True)
@@ -49,23 +64,8 @@ class Rendered:
     headings: list[Heading]
 
 
-# A wikilink target as written ("Note#Heading", "sub/Note", "#Heading") -> (document path including
-# the folder, heading or None), or None when it names nothing.
-Resolver = Callable[[str], tuple[str, str | None] | None]
-# A relative path or embed target as written -> the attachment's path including the folder, or None
-# when it is no file of the folder.
-Attachment = Callable[[str], str | None]
-
-IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "avif", "bmp"})
-
-_ENV_KEY = "ragdown"
-_REMOTE_RE = re.compile(r"^https?://", re.IGNORECASE)
-_SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
-# GitHub's slugs: lowercase, punctuation dropped (letters, digits, `_`, `-` and spaces stay).
-_SLUG_DROP_RE = re.compile(r"[^\w\- ]")
 # The project's tag characters (documents/tags.py); normalise_tag decides what is a tag.
 _TAG_RUN_RE = re.compile(r"#([\w\-/]+)")
-_WHITESPACE_RE = re.compile(r"\s+")
 
 # Inline markup is parsed while a document's blocks stay within INLINE_BUDGET units of work, a
 # character being one and a `[` BRACKET_WORK more; blocks past that show their text as it is.
@@ -75,76 +75,6 @@ INLINE_BUDGET = 1_000_000
 BRACKET_WORK = 20
 PLAIN = "ragdown_plain"
 
-MISSING_DOCUMENT = "no document by that name"
-MISSING_FILE = "no such file in the folder"
-LINK_NOT_SHOWN = "link not shown: only http, https, mailto and in-folder links are"
-
-
-# --- the per-document context ---------------------------------------------------------------------------
-
-
-@dataclass
-class _Context:
-    folder: str
-    resolve: Resolver
-    attachment: Attachment
-    headings: list[Heading] = field(default_factory=list)
-
-
-def _context(env: MutableMapping[str, Any]) -> _Context:
-    context = env[_ENV_KEY]
-    assert isinstance(context, _Context)
-    return context
-
-
-# --- small rules ----------------------------------------------------------------------------------------
-
-
-def slugify(text: str) -> str:
-    """GitHub's heading slug: `Backup & Restore!` -> `backup--restore`."""
-    return _SLUG_DROP_RE.sub("", text.strip().lower()).replace(" ", "-")
-
-
-def _is_markdown(path: str) -> bool:
-    return MARKDOWN_RE.search(path) is not None
-
-
-def _is_image(path: str) -> bool:
-    return posixpath.splitext(path)[1][1:].lower() in IMAGE_EXTENSIONS
-
-
-def _is_relative(url: str) -> bool:
-    """A path into the folder: no scheme, no `#…`, no `/…` (nor `//host`)."""
-    return bool(url) and not _SCHEME_RE.match(url) and not url.startswith(("#", "/", "\\"))
-
-
-def _doc_href(path: str, anchor: str | None) -> str:
-    """The UI's hash route to a document, `#/doc/ops/a.md#restore`; encoded, since a name may hold `#`."""
-    href = "#/doc/" + quote(path, safe="/")
-    slug = slugify(anchor) if anchor else ""
-    return href + "#" + quote(slug) if slug else href
-
-
-def _tag_href(folder: str, tag: str) -> str:
-    return f"#/search/{quote(folder, safe='')}?tag={quote(tag, safe='/')}"
-
-
-def _plain_text(tokens: Sequence[Token] | None) -> str:
-    """Inline tokens as the reader sees them, markup dropped: a heading's text, an image's alt."""
-    out: list[str] = []
-    for token in tokens or ():
-        if token.type in ("text", "text_special", "code_inline", "ragdown_wikilink", "ragdown_tag"):
-            out.append(token.content)
-        elif token.type == "image":
-            out.append(_plain_text(token.children))
-        elif token.type in ("softbreak", "hardbreak"):
-            out.append(" ")
-    return _WHITESPACE_RE.sub(" ", "".join(out)).strip()
-
-
-def _attrs(pairs: dict[str, str]) -> str:
-    return "".join(f' {name}="{escapeHtml(value)}"' for name, value in pairs.items())
-
 
 # --- inline rules: wikilinks, embeds and tags (parse time, so code spans and blocks never see them) ------
 
@@ -153,7 +83,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     """`[[Target]]`, `[[Target|label]]`, `[[Target#Heading]]`, `[[#Heading]]` and `![[embed]]`."""
     if state.src[state.pos] not in "![" or state.linkLevel > 0:
         return False  # a link inside a link's text would nest <a> in <a>
-    match = _WIKILINK_RE.match(state.src, state.pos)
+    match = WIKILINK_RE.match(state.src, state.pos)
     if match is None or match.end() > state.posMax:
         return False
     inner = match.group(1)
@@ -165,24 +95,24 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         token = state.push("ragdown_wikilink", "", 0)
         token.content = alias.strip() if bar and alias.strip() else written
         embed = match.group(0).startswith("!")
-        token.meta = _resolve_wikilink(_context(state.env), written, inner, embed)
+        token.meta = _resolve_wikilink(context_of(state.env), written, inner, embed)
     state.pos = match.end()
     return True
 
 
-def _resolve_wikilink(context: _Context, written: str, inner: str, embed: bool) -> dict[str, str]:
+def _resolve_wikilink(context: Context, written: str, inner: str, embed: bool) -> dict[str, str]:
     """What the link becomes: {"kind": doc|file|image|missing, "path": …, "anchor": …, "embed": …}."""
     meta = {"embed": "1"} if embed else {}
     if embed:
         # The attachment look-up takes the target the project's parser reads (before `#` and `|`).
         target = parse_wikilink(inner).target
         path = context.attachment(target) if target else None
-        if path and _is_image(path):
+        if path and is_image(path):
             return {**meta, "kind": "image", "path": path, "alt": written}
     else:
         path = None
     resolved = context.resolve(written)
-    if resolved is not None and _is_markdown(resolved[0]):
+    if resolved is not None and is_markdown(resolved[0]):
         return {**meta, "kind": "doc", "path": resolved[0], "anchor": resolved[1] or ""}
     found = path or (resolved[0] if resolved else None)
     if found:
@@ -256,14 +186,14 @@ def _render_plain(
 
 def _finish(state: StateCore) -> None:
     """Heading ids and the headings list, `data-line` on top-level blocks, links and images resolved."""
-    context = _context(state.env)
+    context = context_of(state.env)
     slugs = Slugs()
     tokens = state.tokens
     for index, token in enumerate(tokens):
         if token.level == 0 and token.map is not None and token.nesting >= 0 and token.type != "inline":
             token.attrSet("data-line", str(token.map[0] + 1))
         if token.type == "heading_open" and token.map is not None:
-            text = _plain_text(tokens[index + 1].children)
+            text = plain_text(tokens[index + 1].children)
             slug = slugs.unique(slugify(token.meta.get("custom_id") or text) or "section")
             token.attrSet("id", slug)
             token.attrSet("data-line", str(token.map[0] + 1))
@@ -295,7 +225,7 @@ class Slugs:
         return candidate
 
 
-def _rewrite_inline(children: list[Token], context: _Context) -> None:
+def _rewrite_inline(children: list[Token], context: Context) -> None:
     opened: list[Token] = []
     for token in children:
         if token.type == "link_open":
@@ -307,20 +237,20 @@ def _rewrite_inline(children: list[Token], context: _Context) -> None:
             token.meta = {**token.meta, **_resolve_image(token, context, inside_link=bool(opened))}
 
 
-def _rewrite_link(token: Token, context: _Context) -> None:
+def _rewrite_link(token: Token, context: Context) -> None:
     """A Markdown link or autolink: external, in-page, into the folder, or shown as text."""
     href = str(token.attrGet("href") or "")
     title = token.attrGet("title")
     kept = {"title": str(title)} if title else {}
-    if _REMOTE_RE.match(href):
+    if REMOTE_RE.match(href):
         token.attrs = {"href": href, "target": "_blank", **kept}
     elif href[:7].lower() == "mailto:" or href.startswith("#"):
         token.attrs = {"href": href, **kept}
-    elif _is_relative(href):
+    elif is_relative(href):
         path, _, anchor = href.partition("#")
         found = context.attachment(unquote(path))
-        if found and _is_markdown(found):
-            token.attrs = {"href": _doc_href(found, unquote(anchor) or None), **kept}
+        if found and is_markdown(found):
+            token.attrs = {"href": doc_href(found, unquote(anchor) or None), **kept}
         elif found:
             token.attrs = {"class": "attachment", "data-file": found, **kept}
         else:
@@ -330,83 +260,18 @@ def _rewrite_link(token: Token, context: _Context) -> None:
         token.tag, token.attrs = "span", {"class": "missing", "title": LINK_NOT_SHOWN}
 
 
-def _resolve_image(token: Token, context: _Context, inside_link: bool) -> dict[str, str]:
+def _resolve_image(token: Token, context: Context, inside_link: bool) -> dict[str, str]:
     src = str(token.attrGet("src") or "")
-    if _REMOTE_RE.match(src):
+    if REMOTE_RE.match(src):
         # Never loaded: the UI works offline and a remote image would tell its host who reads what.
         return {"kind": "text" if inside_link else "remote", "path": src}
-    if _is_relative(src):
+    if is_relative(src):
         found = context.attachment(unquote(src.partition("#")[0]))
-        if found and _is_image(found):
+        if found and is_image(found):
             return {"kind": "image", "path": found}
         if found and not inside_link:
             return {"kind": "file", "path": found}
     return {"kind": "missing"}
-
-
-# --- render rules ---------------------------------------------------------------------------------------
-
-
-def _render_wikilink(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: MutableMapping[str, Any]
-) -> str:
-    token = tokens[idx]
-    meta, label = token.meta, escapeHtml(token.content)
-    kind, embed = meta["kind"], bool(meta.get("embed"))
-    if kind == "image":
-        # data-src, never src: the UI fetches the file through the authenticated API.
-        return f"<img{_attrs({'class': 'embed', 'data-src': meta['path'], 'alt': meta['alt']})}>"
-    if kind == "doc":
-        href = _doc_href(meta["path"], meta["anchor"] or None)
-        if embed:
-            return f"<a{_attrs({'class': 'embed-note', 'href': href})}>↪ {label}</a>"
-        return f"<a{_attrs({'class': 'wikilink', 'href': href})}>{label}</a>"
-    if kind == "file":
-        css = "embed-file attachment" if embed else "wikilink attachment"
-        return f"<a{_attrs({'class': css, 'data-file': meta['path']})}>{label}</a>"
-    if embed:
-        return f"<span{_attrs({'class': 'missing', 'title': MISSING_FILE})}>{label}</span>"
-    return f"<a{_attrs({'class': 'wikilink missing', 'title': MISSING_DOCUMENT})}>{label}</a>"
-
-
-def _render_tag(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: MutableMapping[str, Any]
-) -> str:
-    token = tokens[idx]
-    href = _tag_href(_context(env).folder, token.meta["tag"])
-    return f"<a{_attrs({'class': 'tag', 'href': href})}>{escapeHtml(token.content)}</a>"
-
-
-def _render_image(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: MutableMapping[str, Any]
-) -> str:
-    token = tokens[idx]
-    alt = _plain_text(token.children)
-    title = token.attrGet("title")
-    kept = {"title": str(title)} if title else {}
-    kind = token.meta.get("kind", "missing")
-    if kind == "image":
-        return f"<img{_attrs({'data-src': token.meta['path'], 'alt': alt, **kept})}>"
-    if kind == "remote":
-        link = {"href": token.meta["path"], "target": "_blank", **kept}
-        return f"<a{_attrs(link)}>{escapeHtml(alt or token.meta['path'])}</a>"
-    if kind == "file":
-        return f"<a{_attrs({'class': 'attachment', 'data-file': token.meta['path']})}>{escapeHtml(alt)}</a>"
-    if kind == "text":
-        return escapeHtml(alt)
-    return f"<span{_attrs({'class': 'missing', 'title': MISSING_FILE})}>{escapeHtml(alt)}</span>"
-
-
-def _render_fence(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: MutableMapping[str, Any]
-) -> str:
-    """`<pre data-line><code class="language-xxx">`: the line on the block, the language on the code."""
-    token = tokens[idx]
-    info = unescapeAll(token.info).strip()
-    language = info.split(maxsplit=1)[0] if info else ""
-    pre = _attrs({"data-line": str(token.attrGet("data-line"))}) if token.attrGet("data-line") else ""
-    code = _attrs({"class": "language-" + language}) if language else ""
-    return f"<pre{pre}><code{code}>{escapeHtml(token.content)}</code></pre>\n"
 
 
 # --- the parser, built once -----------------------------------------------------------------------------
@@ -429,90 +294,16 @@ def _build() -> MarkdownIt:
     md.core.ruler.before("inline", "ragdown_heading_attributes", _heading_attributes)
     md.core.ruler.before("inline", "ragdown_inline_budget", _inline_budget)
     md.core.ruler.push("ragdown_finish", _finish)
-    md.add_render_rule("ragdown_wikilink", _render_wikilink)
-    md.add_render_rule("ragdown_tag", _render_tag)
+    md.add_render_rule("ragdown_wikilink", render_wikilink)
+    md.add_render_rule("ragdown_tag", render_tag)
     md.add_render_rule(PLAIN, _render_plain)
-    md.add_render_rule("image", _render_image)
-    md.add_render_rule("fence", _render_fence)
-    md.add_render_rule("code_block", _render_fence)
+    md.add_render_rule("image", render_image)
+    md.add_render_rule("fence", render_fence)
+    md.add_render_rule("code_block", render_fence)
     return md
 
 
 _MD = _build()
-
-
-# --- the sanitizer (docs/web.md#rendering lists the allow-list) -------------------------------------------
-
-_BLOCK = {"data-line"}
-ALLOWED_TAGS = frozenset(
-    {"h1", "h2", "h3", "h4", "h5", "h6", "p", "a", "img", "code", "pre", "blockquote", "hr", "br"}
-    | {"em", "strong", "del", "s", "sup", "span", "section", "ul", "ol", "li", "input", "dl", "dt", "dd"}
-    | {"table", "thead", "tbody", "tr", "th", "td"}
-)
-ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
-    **{f"h{level}": {"id", "data-line"} for level in range(1, 7)},
-    **{tag: set(_BLOCK) for tag in ("p", "ul", "pre", "table", "blockquote", "hr", "dl")},
-    "ol": {"data-line", "start"},
-    "li": {"id"},  # footnote items, the targets of the footnote references
-    "a": {"href", "title", "id", "data-file"},
-    "img": {"alt", "title", "data-src"},
-    "code": {"class"},  # language-xxx, open-ended
-    "th": {"style"},
-    "td": {"style"},
-    "span": {"title"},
-}
-# Every other class is dropped; `code`'s language class is the one open-ended value.
-ALLOWED_CLASSES: dict[str, set[str]] = {
-    "a": {"wikilink", "missing", "embed-note", "embed-file", "attachment", "tag", "footnote-backref"},
-    "img": {"embed"},
-    "span": {"missing"},
-    "ul": {"contains-task-list"},
-    "li": {"task-list-item", "footnote-item"},
-    "input": {"task-list-item-checkbox"},
-    "sup": {"footnote-ref"},
-    "section": {"footnotes"},
-    "ol": {"footnotes-list"},
-    "hr": {"footnotes-sep"},
-}
-ALLOWED_VALUES: dict[str, dict[str, set[str]]] = {
-    "a": {"target": {"_blank"}},
-    "input": {"type": {"checkbox"}, "checked": {"checked", ""}, "disabled": {"disabled", ""}},
-}
-URL_SCHEMES = frozenset({"http", "https", "mailto"})
-
-
-def _relative_url(url: str) -> str | None:
-    """A relative URL survives only as a fragment: `#fn1`, `#/doc/…`, `#/search/…`."""
-    return url if url.startswith("#") else None
-
-
-# Every id the document carries, and every in-page link to one, starts with this, so a heading
-# `## Dialog` or a footnote can never take an id of the page around it (docs/web.md#rendering).
-ID_PREFIX = "user-content-"
-
-
-def _prefixed(tag: str, attribute: str, value: str) -> str:
-    """The sanitizer's last word on each kept attribute: ids and in-page fragments get the prefix."""
-    if attribute == "id":
-        return ID_PREFIX + value
-    if attribute == "href" and value.startswith("#") and not value.startswith("#/"):
-        return "#" + ID_PREFIX + value[1:]
-    return value
-
-
-_CLEANER = nh3.Cleaner(
-    tags=set(ALLOWED_TAGS),
-    clean_content_tags={"script", "style"},
-    attributes=ALLOWED_ATTRIBUTES,
-    link_rel="noopener noreferrer",
-    tag_attribute_values=ALLOWED_VALUES,
-    set_tag_attribute_values={"input": {"disabled": "disabled"}},  # a checkbox is never editable here
-    url_schemes=set(URL_SCHEMES),
-    allowed_classes=ALLOWED_CLASSES,
-    filter_style_properties={"text-align"},  # table column alignment only
-    url_relative=_relative_url,
-    attribute_filter=_prefixed,
-)
 
 
 # --- the entry point ------------------------------------------------------------------------------------
@@ -532,6 +323,6 @@ def render_markdown(text: str, *, folder: str, resolve: Resolver, attachment: At
 
     `folder` is the folder's name for tag links; `resolve` and `attachment` look links up in it.
     """
-    context = _Context(folder, resolve, attachment)
-    html = _MD.render(_body_only(text), {_ENV_KEY: context})
-    return Rendered(_CLEANER.clean(html), context.headings)
+    context = Context(folder, resolve, attachment)
+    html = _MD.render(_body_only(text), {ENV_KEY: context})
+    return Rendered(sanitize(html), context.headings)

@@ -188,8 +188,6 @@ def gather_before_dequantize(graph: Graph) -> tuple[dict[str, str], list[Any]]:
     """`Gather(Cast(q) * scale, ids)` → `Cast(Gather(q, ids)) * Gather(scale, ids)`, for a 2-D int8
     constant `q` and a constant `scale` per row (shape [rows, 1]) or for the whole table; the same
     numbers, multiplied only for the rows looked up."""
-    from onnx import TensorProto, helper
-
     renames: dict[str, str] = {}
     added: list[Any] = []
     for node in graph.graph.node:
@@ -199,54 +197,71 @@ def gather_before_dequantize(graph: Graph) -> tuple[dict[str, str], list[Any]]:
             or any(a.name == "axis" and a.i != 0 for a in node.attribute)
         ):
             continue
-        mul = graph.made_by(node.input[0], "Mul")
-        if mul is None:
+        found = _dequantized(graph, node.input[0])
+        if found is None:
             continue
-        for value, scale_name in ((mul.input[0], mul.input[1]), (mul.input[1], mul.input[0])):
-            cast = graph.made_by(value, "Cast")
-            table, scale = (
-                (None, None) if cast is None else (graph.constant(cast.input[0]), graph.constant(scale_name))
-            )
-            if cast is None or table is None or scale is None:
-                continue
-            to_float = any(a.name == "to" and a.i == TensorProto.FLOAT for a in cast.attribute)
-            per_row = scale.shape == (table.shape[0], 1) if table.ndim == 2 else False
-            if not to_float or table.dtype not in (np.int8, np.uint8) or not (per_row or scale.size == 1):
-                continue
-            stem = node.output[0]
-            rows = graph.fresh(f"{stem}_int8")
-            as_float = graph.fresh(f"{stem}_float")
-            added += [
-                helper.make_node(
-                    "Gather",
-                    [cast.input[0], node.input[1]],
-                    [rows],
-                    name=graph.fresh(f"{stem}_gather_int8"),
-                    axis=0,
-                ),
-                helper.make_node(
-                    "Cast", [rows], [as_float], name=graph.fresh(f"{stem}_cast"), to=TensorProto.FLOAT
-                ),
-            ]
-            row_scales = scale_name
-            if per_row:
-                row_scales = graph.fresh(f"{stem}_scales")
-                added.append(
-                    helper.make_node(
-                        "Gather",
-                        [scale_name, node.input[1]],
-                        [row_scales],
-                        name=graph.fresh(f"{stem}_gather_scales"),
-                        axis=0,
-                    )
-                )
-            output = graph.fresh(f"{stem}_scaled")
-            added.append(
-                helper.make_node("Mul", [as_float, row_scales], [output], name=graph.fresh(f"{stem}_scale"))
-            )
-            renames[node.output[0]] = output
-            break
+        nodes, output = _gather_rows(graph, node, *found)
+        added += nodes
+        renames[node.output[0]] = output
     return renames, added
+
+
+def _dequantized(graph: Graph, name: str) -> tuple[Any, str, bool] | None:
+    """How `name` is made when it is `Cast(q) * scale` (in either order) of the kind
+    `gather_before_dequantize` rewrites: the Cast, the scale's name, and whether it is per row."""
+    from onnx import TensorProto
+
+    mul = graph.made_by(name, "Mul")
+    if mul is None:
+        return None
+    for value, scale_name in ((mul.input[0], mul.input[1]), (mul.input[1], mul.input[0])):
+        cast = graph.made_by(value, "Cast")
+        table, scale = (
+            (None, None) if cast is None else (graph.constant(cast.input[0]), graph.constant(scale_name))
+        )
+        if cast is None or table is None or scale is None:
+            continue
+        to_float = any(a.name == "to" and a.i == TensorProto.FLOAT for a in cast.attribute)
+        per_row = scale.shape == (table.shape[0], 1) if table.ndim == 2 else False
+        if not to_float or table.dtype not in (np.int8, np.uint8) or not (per_row or scale.size == 1):
+            continue
+        return cast, scale_name, per_row
+    return None
+
+
+def _gather_rows(graph: Graph, node: Any, cast: Any, scale_name: str, per_row: bool) -> tuple[list[Any], str]:
+    """The nodes that gather the int8 rows and their scales, then multiply; and the name of the
+    result, which takes the place of the Gather `node`'s."""
+    from onnx import TensorProto, helper
+
+    stem = node.output[0]
+    rows = graph.fresh(f"{stem}_int8")
+    as_float = graph.fresh(f"{stem}_float")
+    added = [
+        helper.make_node(
+            "Gather",
+            [cast.input[0], node.input[1]],
+            [rows],
+            name=graph.fresh(f"{stem}_gather_int8"),
+            axis=0,
+        ),
+        helper.make_node("Cast", [rows], [as_float], name=graph.fresh(f"{stem}_cast"), to=TensorProto.FLOAT),
+    ]
+    row_scales = scale_name
+    if per_row:
+        row_scales = graph.fresh(f"{stem}_scales")
+        added.append(
+            helper.make_node(
+                "Gather",
+                [scale_name, node.input[1]],
+                [row_scales],
+                name=graph.fresh(f"{stem}_gather_scales"),
+                axis=0,
+            )
+        )
+    output = graph.fresh(f"{stem}_scaled")
+    added.append(helper.make_node("Mul", [as_float, row_scales], [output], name=graph.fresh(f"{stem}_scale")))
+    return added, output
 
 
 Rewrite = Callable[[Graph], tuple[dict[str, str], list[Any]]]
