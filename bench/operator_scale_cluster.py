@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -91,7 +92,8 @@ class CountingProxy:
             finally:
                 dst.close()
 
-        await asyncio.gather(pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False))
+        with contextlib.suppress(asyncio.CancelledError):  # the bench ending with connections open
+            await asyncio.gather(pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False))
 
 
 def cpu_s(pid: int) -> float:

@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 import httpx
 import kopf
 
+from ragdown.errors import Code
 from ragdown_operator import instance, kopf_config, metrics, release
 from ragdown_operator.constants import (
     GROUP,
@@ -34,14 +35,21 @@ from ragdown_operator.constants import (
     VERSION,
     manager_of,
 )
-from ragdown_operator.indexer import IndexerClient, IndexerRefused, IndexerUnreachable
-from ragdown_operator.kube import IngressConflict, Kube, KubeUnavailable, client_for, connection_info
+from ragdown_operator.errors import (
+    IndexerRefused,
+    IndexerUnreachable,
+    IngressConflict,
+    InvalidSpecError,
+    KubeUnavailable,
+    TokenUnavailable,
+)
+from ragdown_operator.indexer import IndexerClient
+from ragdown_operator.kube import Kube, client_for, connection_info
 from ragdown_operator.reconcile import Outcome, Reconciler, write_status
 from ragdown_operator.resync_view import FolderListing, IngressView, ResyncView, ingress_entry
 from ragdown_operator.settings import OperatorSettings
-from ragdown_operator.spec import FolderSpec, InvalidSpecError, ingress_name
+from ragdown_operator.spec import FolderSpec, ingress_name
 from ragdown_operator.status import Condition
-from ragdown_operator.tokens import TokenUnavailable
 
 MAX_DELAY_S = 300.0
 LOG = logging.getLogger("ragdown_operator")
@@ -84,7 +92,6 @@ class Operator:
         self.slots = asyncio.Semaphore(config.max_concurrent_reconciles)
         # The resyncs of a quarter interval share one listing of the indexer's folders.
         self.listing = FolderListing(self.indexer.folders, max_age_s=max(1.0, config.resync_s / 4))
-        self.phased: set[str] = set()
 
     def lock_for(self, body: kopf.Body) -> asyncio.Lock:
         return self.locks.setdefault(body.metadata.uid or body.metadata.name or "", asyncio.Lock())
@@ -174,10 +181,10 @@ class Operator:
             halt(SYNCED, "IndexerUnreachable", str(error), retry)
         except IndexerRefused as error:
             self.indexer_answered(True)
-            if error.code == "managed":  # another resource may be deleted meanwhile: keep retrying
+            if error.code == Code.MANAGED:  # another resource may be deleted meanwhile: keep retrying
                 message = f"{error}; two RagdownFolders name folder {spec.folder}: delete one of them"
                 halt(SYNCED, "FolderManagedElsewhere", message, retry)
-            if error.code == "reader":
+            if error.code == Code.READER:
                 message = f"RAGDOWN_OPERATOR_INDEXER_URL points at a reader, not the indexer: {error}"
                 halt(SYNCED, "IndexerIsReader", message, retry)
             if error.status in (401, 403):
@@ -232,21 +239,18 @@ class Operator:
         async with self.lock_for(body):
             await self.run(body, patch, retry, "change")
 
-    def phase(self, body: kopf.Body) -> float:
-        """Seconds a resource's first resync waits past the timer's interval: spread by its uid over one
-        interval, so resources created or resumed together do not resync together ever after (kopf's timer
-        counts each interval from the end of the run before)."""
+    def first_resync(self, body: kopf.Body, **_: Any) -> float:
+        """Seconds until a resource's first resync: one interval, plus a part of another that its uid
+        decides. The timer is sharp (each run starts one interval after the one before started, however
+        long that one waited for a slot), so resources created or resumed together keep resyncing spread
+        over the interval instead of in one burst."""
         uid = body.metadata.uid or body.metadata.name or ""
-        if uid in self.phased:
-            return 0.0
-        self.phased.add(uid)
         fraction = int.from_bytes(hashlib.sha256(uid.encode()).digest()[:4], "big") / 2**32
-        return fraction * self.config.resync_s
+        return self.config.resync_s * (1 + fraction)
 
     async def resync(self, body: kopf.Body, patch: kopf.Patch, **kwargs: Any) -> None:
         """Re-apply the spec (a person's edit behind our back is undone) and refresh the counts, from
         the watched Ingresses and a shared listing of the indexer's folders (resync_view.py)."""
-        await asyncio.sleep(self.phase(body))
         view = ResyncView(IngressView(kwargs["ingresses"]), self.listing)
         async with self.lock_for(body):
             if body.metadata.get("deletionTimestamp"):  # the finalizer has it now
@@ -292,7 +296,6 @@ class Operator:
                 raise kopf.TemporaryError(str(error), delay=self.backoff(retry)) from None
         self._count_ready(body, None)
         self.locks.pop(body.metadata.uid or name, None)
-        self.phased.discard(body.metadata.uid or name)
 
     def _abandon(self, body: kopf.Body, spec: FolderSpec | None, manager: str, error: Exception) -> None:
         """Say what deletion left undone, where a person will look: an Event, the log, a metric."""
@@ -315,7 +318,7 @@ class Operator:
                 try:
                     await self.indexer.delete(spec.folder, manager)
                 except IndexerRefused as error:
-                    if error.code != "not_created":
+                    if error.code != Code.NOT_CREATED:
                         raise
                     self.announce(body, "Warning", "FolderKept", str(error))
                 else:
@@ -329,7 +332,7 @@ class Operator:
             metrics.CHANGES.labels("folder_released").inc()
         except IndexerRefused as error:
             # Gone already, or never ours (another resource's, or a person's): nothing to undo.
-            if error.status == 404 or error.code in ("managed", "not_managed"):
+            if error.status == 404 or error.code in (Code.MANAGED, Code.NOT_MANAGED):
                 return
             raise
 
@@ -359,7 +362,15 @@ def register(config: OperatorSettings, registry: kopf.OperatorRegistry | None = 
     )
     interval = config.resync_s
     kopf.timer(
-        GROUP, VERSION, PLURAL, id="resync", interval=interval, initial_delay=interval, when=when, **where
+        GROUP,
+        VERSION,
+        PLURAL,
+        id="resync",
+        interval=interval,
+        sharp=True,
+        initial_delay=operator.first_resync,
+        when=when,
+        **where,
     )(operator.resync)
     kopf.on.delete(GROUP, VERSION, PLURAL, id="apply-deletion-policy", when=when, **where)(
         operator.apply_deletion_policy

@@ -13,19 +13,7 @@ import httpx
 
 from ragdown.folders.registry import tokens_fingerprint
 from ragdown_operator.constants import MANAGER_HEADER
-
-
-class IndexerUnreachable(Exception):  # noqa: N818 - a state, not a failure of ours
-    """The indexer did not answer (starting, restarting, network): retry later."""
-
-
-class IndexerRefused(Exception):  # noqa: N818
-    """The indexer understood and refused; `code` is its refusal code (`managed`, …)."""
-
-    def __init__(self, status: int, message: str, code: str | None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
+from ragdown_operator.errors import IndexerRefused, IndexerUnreachable
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ragdown_operator.constants import (
     PLURAL,
     VERSION,
 )
+from ragdown_operator.errors import IngressConflict, KubeUnavailable, SecretForbidden
 
 INGRESSES = "/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses"
 FOLDERS = f"/apis/{GROUP}/{VERSION}/namespaces/{{namespace}}/{PLURAL}"
@@ -37,14 +38,6 @@ EDIT_ATTEMPTS = 5
 APPLY_HEADERS = {"Content-Type": "application/apply-patch+yaml"}
 # An Ingress no watch has shown (the default of apply_ingress and delete_ingress): read it.
 NOT_SEEN: Any = object()
-
-
-class KubeUnavailable(Exception):  # noqa: N818
-    """The Kubernetes API did not answer or failed on its side: retry later."""
-
-
-class SecretForbidden(Exception):  # noqa: N818
-    """The API server refused the operator a Secret (403): its Role lacks `get` on secrets."""
 
 
 def _as_file(data: str | bytes) -> str:
@@ -243,10 +236,6 @@ class Kube:
                 response.raise_for_status()
                 return True
         raise KubeUnavailable(f"RagdownFolder {name} changed under every attempt to edit it: try again")
-
-
-class IngressConflict(Exception):  # noqa: N818
-    """An Ingress with the wanted name belongs to someone else."""
 
 
 def _check_ours(current: dict[str, Any], ingress: dict[str, Any]) -> None:

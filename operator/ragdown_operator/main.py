@@ -21,7 +21,8 @@ except ImportError:  # `pip install ragdown` leaves the operator's dependencies 
     sys.exit("ragdown-operator needs the operator extra: pip install 'ragdown[operator]'")
 
 from ragdown_operator import handlers, release
-from ragdown_operator.kube import Kube, KubeUnavailable, client_for, connection_info
+from ragdown_operator.errors import KubeUnavailable
+from ragdown_operator.kube import Kube, client_for, connection_info
 from ragdown_operator.settings import OperatorSettings
 
 # Said instead of kopf's login traceback when started outside a pod with nothing to log in with.

@@ -20,14 +20,15 @@ import kopf
 
 from ragdown_operator import metrics
 from ragdown_operator.constants import ROUTED, SYNCED, manager_of
-from ragdown_operator.indexer import FolderState, IndexerClient, IndexerRefused
+from ragdown_operator.errors import IndexerRefused, TokenUnavailable
+from ragdown_operator.indexer import FolderState, IndexerClient
 from ragdown_operator.ingress import folder_ingress, mcp_path
 from ragdown_operator.kube import NOT_SEEN, Kube
 from ragdown_operator.resync_view import ResyncView
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec, ingress_name
 from ragdown_operator.status import Condition, conditions
-from ragdown_operator.tokens import TokenUnavailable, read_tokens
+from ragdown_operator.tokens import read_tokens
 
 
 @dataclass

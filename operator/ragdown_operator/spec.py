@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragdown.bounds import HookOverrides
 from ragdown.folders.manage import FOLDER_NAME_RE, FOLDER_TOOLS, TOKEN_NAME_RE, folder_name_error
+from ragdown_operator.errors import InvalidSpecError
 
 # One definition each, shared with the server's /api/folders rules.
 TOOLS = FOLDER_TOOLS
@@ -21,10 +22,6 @@ MAX_TOKENS = 20  # the CRD's maxItems; the indexer takes up to 100
 # How Kubernetes spells a Secret's name (a DNS subdomain) and a key of its data.
 SECRET_NAME_RE = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 SECRET_KEY_RE = r"^[-._a-zA-Z0-9]+$"
-
-
-class InvalidSpecError(ValueError):
-    """The spec cannot be applied; the message says which field and what to change."""
 
 
 class SecretKeyRef(BaseModel):

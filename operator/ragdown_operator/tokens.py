@@ -12,19 +12,12 @@ import binascii
 import hmac
 
 from ragdown.folders.registry import token_digest
-from ragdown_operator.kube import Kube, KubeUnavailable, SecretForbidden
+from ragdown_operator.errors import KubeUnavailable, SecretForbidden, TokenUnavailable
+from ragdown_operator.kube import Kube
 from ragdown_operator.spec import TokenRef
 
 # A shorter token is guessed from its unsalted SHA-256 (which the indexer's folder settings hold).
 MIN_TOKEN_CHARS = 16
-
-
-class TokenUnavailable(Exception):  # noqa: N818 - a state of the cluster: the Secret may come later
-    """A token of `spec.tokens` cannot be read; `reason` is the condition's reason."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def _token(encoded: object, where: str, admin_token: str | None) -> str:

@@ -17,6 +17,8 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ragdown.errors import IndexLocationError
+
 # The settings files: a folder's own, and the server's saved settings at the top of the docs dir.
 FOLDER_CONFIG = ".ragdown.json"
 SERVER_CONFIG = ".ragdown-server.json"
@@ -94,10 +96,6 @@ class HookOverrides(BaseModel):
 
 # Where the index lives (docs/design.md#index-on-object-storage).
 REMOTE_SCHEMES = ("s3", "gs", "az")
-
-
-class IndexLocationError(ValueError):
-    """A RAGDOWN_INDEX_URI that cannot name an index; the message says what to give instead."""
 
 
 def check_index_uri(value: str) -> str:

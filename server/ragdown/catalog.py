@@ -19,7 +19,7 @@ from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.documents.paths import check_path, is_markdown, shown
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, NotFoundError
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.format import changed_date
@@ -205,8 +205,8 @@ def read_document(
         if found is not None and scope.contains(found) and is_markdown(found):
             data = files.read_file(docs, found.split("/"))
         if resolved is None or found is None or data is None:
-            raise Refusal(
-                404, f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
+            raise NotFoundError(
+                f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
             )
         root_path, anchor, resolved_from = found, resolved.anchor, path
     lines = data.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
@@ -219,14 +219,13 @@ def read_document(
         if found_range is not None:
             start, end = found_range
     if start_line is not None and start_line > total:
-        raise Refusal(
-            400,
+        raise BadRequestError(
             f"start_line {start_line} is past the end of {scope.relative(root_path)}, which has {total} "
             f"line(s): read from 1 to {total}",
         )
     if start_line is not None and end_line is not None and end_line < start_line:
-        raise Refusal(
-            400, f"end_line {end_line} is before start_line {start_line}: give a range that runs forward"
+        raise BadRequestError(
+            f"end_line {end_line} is before start_line {start_line}: give a range that runs forward"
         )
     start = max(1, start_line if start_line is not None else start)
     end = min(total, end_line if end_line is not None else end)

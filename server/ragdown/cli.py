@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ragdown import __version__
 from ragdown.bounds import SERVER_CONFIG, is_remote
-from ragdown.errors import ConfigError, RagdownError, plain
+from ragdown.errors import CliError, RagdownError, plain
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 
@@ -31,10 +31,6 @@ REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "
 HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0
-
-
-class CliError(ConfigError):
-    """A refusal to print as one line on stderr, exiting 2."""
 
 
 class ProgressBar:
@@ -305,16 +301,17 @@ def start_metrics(app: Any, settings: ServerSettings, role: str, engine: Engine,
     """Prometheus metrics on their own port (never routed by the ingress); a port already taken
     costs the metrics, not the server."""
     from ragdown.folders.registry import list_folders
+    from ragdown.serving.folder_tools import TOOLS
     from ragdown.serving.guard import Guard
     from ragdown.serving.metrics import Metrics, serve_metrics
-    from ragdown.serving.tools import WRITE_TOOLS
+    from ragdown.serving.root_tools import ROOT_TOOLS
 
     if not settings.metrics_port:
         return lambda: None
     metrics = Metrics()
     metrics.set_build_info(__version__, role, engine.embedder.name)
-    tools = {"ragdown_recall", "ragdown_context", "ragdown_read_doc", "ragdown_list", "ragdown_stats"}
-    metrics.precreate([f.name for f in list_folders(engine.docs_dir)], sorted(tools | WRITE_TOOLS))
+    tools = sorted({*TOOLS.names(), *ROOT_TOOLS.names()})
+    metrics.precreate([f.name for f in list_folders(engine.docs_dir)], tools)
     app.mcp.metrics = metrics
     try:
         stop_server = serve_metrics(metrics, settings.host, settings.metrics_port, Guard.of(settings))

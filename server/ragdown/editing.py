@@ -21,7 +21,7 @@ from ragdown.documents.provenance import Writer
 from ragdown.documents.remember import remember
 from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import NotAFolderError, NotFoundError
 from ragdown.folders.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ def backlinks_of(place: Place, path: str) -> dict[str, object]:
     entries = place.engine.documents()
     target = place.scope.absolute(check_path(path, markdown_only=False).relative)
     if target not in entries:
-        raise Refusal(404, f"not an indexed document: {path}")
+        raise NotFoundError(f"not an indexed document: {path}")
     prefix = f"{place.folder}/" if place.folder else ""
     index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
     sources: dict[str, str] = {}
@@ -171,7 +171,7 @@ def backlinks_of(place: Place, path: str) -> dict[str, object]:
         if root_path != target and place.scope.contains(root_path):
             try:
                 data = files.read_file(docs, root_path.split("/"))
-            except (OSError, files.NotAFolderError):
+            except (OSError, NotAFolderError):
                 continue
             if data is not None:
                 sources[root_path[len(prefix) :]] = data.decode("utf-8", errors="replace")

@@ -19,7 +19,7 @@ from ragdown.catalog import DocEntry, DocRead, documents, read_document
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
-from ragdown.errors import Refusal, UnavailableError
+from ragdown.errors import ConflictError, Refusal, UnavailableError
 from ragdown.folders.locations import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
@@ -449,7 +449,7 @@ class Engine:
         """Load `name` first (an embedder that cannot load raises and changes nothing), then build a
         new index with it beside the current one, which answers searches until the new is complete."""
         if self.store.building:
-            raise Refusal(409, "the index is being rebuilt already; change the embedder once it is done")
+            raise ConflictError("the index is being rebuilt already; change the embedder once it is done")
         loaded = create_embedder(name, threads=self.settings.threads)
         if loaded.name == self.embedder.name:
             loaded.close()

@@ -7,9 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -129,6 +131,24 @@ class Setup:
 
     def role(self, role: dict[str, Any]) -> None:
         self.cluster.kubectl("apply", "-n", self.namespace, "-f", "-", input=json.dumps(role))
+
+
+def api_requests(cluster: Cluster) -> Counter[str]:
+    """Requests on single objects (the scope of a read, an apply or a status patch) the API server has
+    served since it started, by verb and resource[/subresource]. Collection calls (lists, watches, a
+    namespace controller's deletecollection) are left out: other tests' namespaces are torn down meanwhile."""
+    counts: Counter[str] = Counter()
+    for line in cluster.kubectl("get", "--raw", "/metrics").stdout.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line[: line.rindex("}")]))
+        if labels.get("scope") != "resource":
+            continue
+        resource = labels.get("resource", "") + (
+            f"/{labels['subresource']}" if labels.get("subresource") else ""
+        )
+        counts[f"{labels.get('verb')} {resource}"] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
 
 
 @contextmanager

@@ -22,8 +22,9 @@ import kopf
 import pytest
 
 from ragdown_operator.constants import FIELD_MANAGER
+from ragdown_operator.errors import IngressConflict
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import IngressConflict, Kube, client_for, owned_drift
+from ragdown_operator.kube import Kube, client_for, owned_drift
 from ragdown_operator.reconcile import Outcome, Reconciler
 from ragdown_operator.settings import OperatorSettings
 from ragdown_operator.spec import FolderSpec

@@ -18,6 +18,7 @@ from tests.cluster.conftest import Cluster
 from tests.cluster.operator_process import (
     ACCOUNT,
     Setup,
+    api_requests,
     log_of,
     operator_setup,
     restart_apiserver,
@@ -81,6 +82,8 @@ VERBS: list[tuple[str, str, str, str]] = [
     ("ragdown.dev", "ragdownfolders", "patch", "no finalizer"),
     ("ragdown.dev", "ragdownfolders", "get", "release-all fails"),
     ("ragdown.dev", "ragdownfolders/status", "patch", "no status"),
+    ("networking.k8s.io", "ingresses", "list", "nothing reconciled"),
+    ("networking.k8s.io", "ingresses", "watch", "resyncs read"),
     ("networking.k8s.io", "ingresses", "get", "no route"),
     ("networking.k8s.io", "ingresses", "create", "no route"),
     ("networking.k8s.io", "ingresses", "patch", "no route"),
@@ -99,7 +102,8 @@ async def test_each_verb_of_the_role_is_needed(
     setup.role(without(setup.chart_role, group, resource, verb))
     setup.secret("agents", {"token": "a-folder-token-of-enough-length"})
     folders = f"/apis/ragdown.dev/v1alpha1/namespaces/{setup.namespace}/ragdownfolders"
-    operator = setup.operator()
+    # Resyncs every 2 s where what is lost shows only in what a resync does.
+    operator = setup.operator(**({"RAGDOWN_OPERATOR_RESYNC_S": "2"} if effect == "resyncs read" else {}))
     if effect == "release-all fails":  # only the chart's pre-delete hook reads one resource to edit it
         setup.apply("work", {"mcp": True})
         done = subprocess.run(
@@ -115,7 +119,8 @@ async def test_each_verb_of_the_role_is_needed(
 
     ingress = f"/apis/networking.k8s.io/v1/namespaces/{setup.namespace}/ingresses/work-mcp"
     shows = {
-        "nothing reconciled": lambda: refused(seen(), folders),
+        "nothing reconciled": lambda: refused(seen(), folders) or forbidden(seen(), verb, resource),
+        "resyncs read": lambda: forbidden(seen(), verb, resource),
         "changes unseen": lambda: forbidden(seen(), verb, resource),
         "no finalizer": lambda: forbidden(seen(), verb, resource),
         "no status": lambda: forbidden(seen(), verb, resource),
@@ -153,6 +158,12 @@ async def test_each_verb_of_the_role_is_needed(
                 assert routed
             elif effect == "tokens unread":
                 assert not setup.ready("work")
+            elif effect == "resyncs read":  # no watch: each resync reads its Ingress instead
+                assert routed
+                reads = api_requests(setup.cluster)["GET ingresses"]
+                await until(
+                    lambda: api_requests(setup.cluster)["GET ingresses"] >= reads + 3, "resyncs to read"
+                )
             elif effect == "no events":
                 assert events == []
         finally:

@@ -21,7 +21,7 @@ from ragdown.documents import files
 from ragdown.documents.files import DELETE, Root
 from ragdown.documents.hashes import file_hash, hash_matches, short_hash
 from ragdown.documents.paths import is_skipped_entry
-from ragdown.errors import Refusal
+from ragdown.errors import Code, NotAFileError, NotAFolderError, Refusal
 
 DATA = b"# Postgres\n"
 FULL = hashlib.sha256(DATA).hexdigest()
@@ -43,7 +43,7 @@ def test_short_or_wrong_base_hashes_do_not_match(base: str) -> None:
 
 
 def test_a_refusal_reads_as_its_message_and_survives_pickling() -> None:
-    refusal = Refusal(409, "x was changed on disk since it was opened", "changed")
+    refusal = Refusal(409, "x was changed on disk since it was opened", Code.CHANGED)
     assert str(refusal) == refusal.message == "x was changed on disk since it was opened"
     copy = pickle.loads(pickle.dumps(refusal))
     assert (copy.status, copy.message, copy.code) == (409, refusal.message, "changed")
@@ -117,7 +117,7 @@ def test_no_symlink_is_followed_at_any_level(root: Root, tmp_path: Path, where: 
         lambda: files.update(root, parts, lambda _data: DELETE),
         lambda: files.scan(root, parts[:-1]),
     ):
-        with pytest.raises(files.NotAFolderError, match="a folder on the path is a file or a symlink"):
+        with pytest.raises(NotAFolderError, match="a folder on the path is a file or a symlink"):
             call()
     assert os.listdir(tmp_path / "outside") == ["secret.md"]
     assert (tmp_path / "outside" / "secret.md").read_bytes() == b"secret"
@@ -126,7 +126,7 @@ def test_no_symlink_is_followed_at_any_level(root: Root, tmp_path: Path, where: 
 def test_a_root_below_the_trusted_base_is_walked_too(root: Root, tmp_path: Path) -> None:
     (root.path / "ops" / "link").symlink_to(tmp_path / "outside")
     scope = root.child("ops", "link")
-    with pytest.raises(files.NotAFolderError):
+    with pytest.raises(NotAFolderError):
         files.read_file(scope, ("secret.md",))
     assert files.is_dir(scope) is False
     assert files.is_dir(root.child("ops")) is True
@@ -138,7 +138,7 @@ def test_a_symlink_or_a_device_is_no_file_to_read(root: Root, tmp_path: Path) ->
     os.mkfifo(root.path / "ops" / "fifo.md")
     for name in ("secret.md", "null.md", "fifo.md", "missing.md"):
         assert files.read_file(root, ("ops", name)) is None
-    with pytest.raises(files.NotAFileError):
+    with pytest.raises(NotAFileError):
         files.write_file(root, ("ops", "secret.md"), b"x")
     assert (tmp_path / "outside" / "secret.md").read_bytes() == b"secret"
 

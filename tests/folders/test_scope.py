@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.folders.scope import Scope, ScopeError, normalise_prefix
+from ragdown.errors import ScopeError
+from ragdown.folders.scope import Scope, normalise_prefix
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.folders.scope import Scope, ScopeError
+from ragdown.errors import ScopeError
+from ragdown.folders.scope import Scope
 from ragdown.hook.context import CONTEXT_INTRO
 from ragdown.search.filters import SearchFilters
 from ragdown.search.query_log import prompt_hash

@@ -24,7 +24,8 @@ from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
 from ragdown.bounds import HUB_EMBEDDERS
-from ragdown.indexing.embedders import EmbedderError, create_embedder
+from ragdown.errors import EmbedderError
+from ragdown.indexing.embedders import create_embedder
 from ragdown.indexing.embedders.files import default_models_dir
 from ragdown.indexing.embedders.hub import (
     HubFile,

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragdown.indexing.embedders import EmbedderError, create_embedder
+from ragdown.errors import EmbedderError
+from ragdown.indexing.embedders import create_embedder
 from ragdown.indexing.embedders.openai_compat import OpenAIEmbedder
 
 KEY = "sk-test-0123456789abcdef"

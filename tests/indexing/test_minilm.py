@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.errors import ConfigError
+from ragdown.errors import ConfigError, EmbedderError
 from ragdown.indexing.embedders import minilm, quantize
-from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.embedders.files import sha256_file
 from ragdown.indexing.embedders.minilm import (
     MODEL_SHA256,

@@ -17,9 +17,10 @@ import pytest
 from pydantic import ValidationError
 
 from ragdown.engine import Engine
+from ragdown.errors import IndexStorageError
 from ragdown.indexing import store as store_module
 from ragdown.indexing.embedders.hashing import HashEmbedder
-from ragdown.indexing.location import IndexLocation, IndexStorageError
+from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.meta import META_FILE, IndexMeta
 from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc, wait_for

@@ -12,16 +12,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from ragdown.errors import IndexNotReadyError
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.meta import INDEX_VERSION, current_meta, read_meta, rebuild_reason, write_meta
-from ragdown.indexing.store import (
-    VECTOR_INDEX_MIN_ROWS,
-    ChunkStore,
-    IndexNotReadyError,
-    chunk_schema,
-    sql_in,
-    sql_string,
-)
+from ragdown.indexing.store import VECTOR_INDEX_MIN_ROWS, ChunkStore, chunk_schema, sql_in, sql_string
 from ragdown.indexing.sync import Syncer
 from tests.conftest import WriteDoc
 

@@ -18,10 +18,10 @@ import pytest
 from ragdown.folders.manage import create_folder, patch_folder
 from ragdown.folders.registry import read_folder
 from ragdown.serving.folders_api import folder_json
+from ragdown_operator.errors import InvalidSpecError, KubeUnavailable, SecretForbidden, TokenUnavailable
 from ragdown_operator.indexer import FolderState
-from ragdown_operator.kube import KubeUnavailable, SecretForbidden
-from ragdown_operator.spec import FolderSpec, InvalidSpecError, TokenRef
-from ragdown_operator.tokens import TokenUnavailable, read_tokens
+from ragdown_operator.spec import FolderSpec, TokenRef
+from ragdown_operator.tokens import read_tokens
 from tests.operator.harness import ADMIN_TOKEN, LIST, MCP_HEADERS, TOKEN, World, eventually, world
 from tests.serving.conftest import mcp_session
 

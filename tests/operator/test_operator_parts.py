@@ -22,20 +22,13 @@ import pytest
 from ragdown.folders.manage import FOLDER_TOOLS
 from ragdown_operator import instance, kopf_config, release
 from ragdown_operator.constants import finalizer_for
-from ragdown_operator.indexer import FolderState, IndexerClient, IndexerUnreachable
+from ragdown_operator.errors import IndexerUnreachable, IngressConflict, InvalidSpecError, KubeUnavailable
+from ragdown_operator.indexer import FolderState, IndexerClient
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import (
-    IngressConflict,
-    Kube,
-    KubeUnavailable,
-    applied_fields,
-    client_for,
-    legacy_cleanup,
-    owned_drift,
-)
+from ragdown_operator.kube import Kube, applied_fields, client_for, legacy_cleanup, owned_drift
 from ragdown_operator.main import NO_API
 from ragdown_operator.settings import OperatorSettings
-from ragdown_operator.spec import TOOLS, FolderSpec, InvalidSpecError, ingress_name
+from ragdown_operator.spec import TOOLS, FolderSpec, ingress_name
 from ragdown_operator.status import Condition, conditions
 from tests.operator.cluster import applied_by, updated_by
 
@@ -470,8 +463,7 @@ def test_a_spec_that_failed_for_good_is_not_rerun_by_every_resync() -> None:
     re-running it counted `invalid` every minute, so RagdownOperatorReconcileFailing fired for ever."""
     from ragdown_operator import handlers, metrics
 
-    settings = OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9", resync_s=0.05)
-    operator = handlers.Operator(settings)
+    operator = handlers.Operator(OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9"))
 
     def invalid_count() -> float:
         return float(metrics.RECONCILES.labels("timer", "invalid")._value.get())

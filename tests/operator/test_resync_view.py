@@ -13,10 +13,11 @@ import httpx
 import kopf
 import pytest
 
+from ragdown_operator.errors import IndexerUnreachable, IngressConflict
 from ragdown_operator.handlers import Operator
-from ragdown_operator.indexer import FolderState, IndexerClient, IndexerUnreachable
+from ragdown_operator.indexer import FolderState, IndexerClient
 from ragdown_operator.ingress import folder_ingress
-from ragdown_operator.kube import IngressConflict, Kube
+from ragdown_operator.kube import Kube
 from ragdown_operator.reconcile import Outcome, Reconciler
 from ragdown_operator.resync_view import FolderListing, IngressView, ResyncView, ingress_entry
 from ragdown_operator.settings import OperatorSettings
@@ -206,10 +207,10 @@ def test_a_listed_folder_as_the_spec_wants_is_not_asked_for_and_a_drifted_one_is
 
 def test_the_first_resyncs_of_many_resources_spread_over_the_interval() -> None:
     operator = Operator(OperatorSettings(resync_s=60))
-    phases = [operator.phase(kopf.Body({"metadata": {"uid": f"uid-{i}"}})) for i in range(1000)]
-    assert all(0 <= p < 60 for p in phases)
-    per_tenth = [sum(1 for p in phases if 6 * k <= p < 6 * (k + 1)) for k in range(10)]
+    firsts = [operator.first_resync(kopf.Body({"metadata": {"uid": f"uid-{i}"}})) for i in range(1000)]
+    assert all(60 <= f < 120 for f in firsts)
+    per_tenth = [sum(1 for f in firsts if 60 + 6 * k <= f < 60 + 6 * (k + 1)) for k in range(10)]
     assert min(per_tenth) > 50
-    assert max(per_tenth) < 150
-    # Only the first run is shifted: kopf counts the next interval from the end of this one.
-    assert operator.phase(kopf.Body({"metadata": {"uid": "uid-0"}})) == 0.0
+    assert max(per_tenth) < 150  # about 100 in each tenth of the interval
+    # The same resource gets the same delay after a restart: it resyncs at its usual place.
+    assert operator.first_resync(kopf.Body({"metadata": {"uid": "uid-0"}})) == firsts[0]

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ragdown.errors import RagdownError
-from ragdown.roles.client import PrimaryClient, PrimaryUnreachableError, RemoteSessionMemory
+from ragdown.errors import PrimaryUnreachableError, RagdownError
+from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 
 TOKEN = "internal-test-token"
 UNREACHABLE = "cannot be reached, so nothing was written; retry in a moment"
@@ -72,7 +72,10 @@ class Primary:
                 primary.requests.append(
                     Request(self.command, self.path, self.headers.get("Authorization"), body)
                 )
-                if self.path in primary.hold:
+                # Decided once, on arrival: a request answered before the test set `hold` may still be
+                # finishing here when it does, and must not count as a held one.
+                held = self.path in primary.hold
+                if held:
                     primary.released.wait(timeout=60)
                 status, data = primary.respond(self.path, body)
                 payload = json.dumps(data).encode()
@@ -81,7 +84,7 @@ class Primary:
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
-                if self.path in primary.hold:
+                if held:
                     primary.answered_held.set()
 
             def log_message(self, format: str, *args: object) -> None:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from ragdown.engine import Engine
+from ragdown.errors import FilterError
 from ragdown.indexing.embedders.base import Embedder
-from ragdown.search.filters import FilterError, SearchFilters, where_clause
+from ragdown.search.filters import SearchFilters, where_clause
 from ragdown.search.hybrid import Hit, pool_size
 from ragdown.search.policy import SearchPolicy
 from tests.conftest import WriteDoc

@@ -16,8 +16,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from ragdown.errors import RETRY_AFTER_S, RETRY_META, OverloadedError
 from ragdown.search.hybrid import Hit
-from ragdown.serving.admission import RETRY_AFTER_S, RETRY_META, Admission, OverloadedError
+from ragdown.serving.admission import Admission
 from ragdown.serving.tools import capped
 from tests.serving.conftest import TOKEN, Served, text_of
 

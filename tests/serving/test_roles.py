@@ -463,7 +463,7 @@ def test_a_reader_waits_for_the_docs_folder_instead_of_exiting(tmp_path: Path) -
 
 
 def test_an_unreachable_local_primary_is_reported_without_the_servers_paths() -> None:
-    from ragdown.roles.client import PrimaryUnreachableError
+    from ragdown.errors import PrimaryUnreachableError
 
     local = PrimaryUnreachableError(
         "unix:///srv/data/primary.sock", httpx.ConnectError("[Errno 2] /srv/data")

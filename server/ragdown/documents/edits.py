@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from ragdown.documents import work
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, ConflictError, NotFoundError
 
 _NOT_FOUND_FALLBACK = (
     "It must match character for character, whitespace included: "
@@ -62,18 +62,16 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> EditOutcome:
         old_text = to_lf(edit.old_text)
         new_text = to_lf(edit.new_text)
         if old_text == new_text:
-            raise Refusal(400, f"{which}: old_text and new_text are the same, so nothing was written")
+            raise BadRequestError(f"{which}: old_text and new_text are the same, so nothing was written")
         # An empty old_text is found nowhere (str.count("") would count every gap between characters).
         occurrences = current.count(old_text) if old_text else 0
         if occurrences == 0:
-            raise Refusal(
-                404,
+            raise NotFoundError(
                 f"{which}: old_text is not in the document, so nothing was written. "
                 + _fix(current, old_text, first=number == 1),
             )
         if occurrences > 1 and not edit.replace_all:
-            raise Refusal(
-                409,
+            raise ConflictError(
                 f"{which}: old_text is in the document {occurrences} times, so nothing was written. "
                 "Add the text around the one you mean until it matches once, or pass replace_all: true",
             )

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Final
 
 from ragdown.documents.paths import MAX_DEPTH, NOT_A_FOLDER, shown
-from ragdown.errors import Refusal
+from ragdown.errors import ConflictError, NotAFileError, NotAFolderError
 from ragdown.modes import PRIVATE_DIR, PRIVATE_FILE, PRIVATE_UMASK, documents_umask
 
 log = logging.getLogger(__name__)
@@ -52,14 +52,6 @@ UPDATE_ATTEMPTS = 20
 MAX_WALK_DEPTH = 2 * MAX_DEPTH + 2
 # Errors of a link(2) the filesystem does not offer (some FUSE and SMB mounts): create in place.
 _NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS})
-
-
-class NotAFolderError(Refusal):
-    """A directory on the way is a symlink or a file."""
-
-
-class NotAFileError(Refusal):
-    """The name is there but is not a regular file (a folder, a symlink, a device)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +127,7 @@ def _make_dir(parent: int, name: str, mode: int) -> bool:
 
 
 def _not_a_folder(display: str) -> NotAFolderError:
-    return NotAFolderError(400, f"{NOT_A_FOLDER}: {shown(display)}")
+    return NotAFolderError(f"{NOT_A_FOLDER}: {shown(display)}")
 
 
 def _open_dirs(root: Root, parts: Sequence[str], *, create: bool = False, display: str = "") -> int:
@@ -209,7 +201,7 @@ def _open_regular(parent: int, name: str) -> int | None:
         if before is None:
             return None
         if not stat.S_ISREG(before.st_mode):
-            raise NotAFileError(409, "not a file")
+            raise NotAFileError("not a file")
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
         except FileNotFoundError:
@@ -221,7 +213,7 @@ def _open_regular(parent: int, name: str) -> int | None:
         if os.path.samestat(before, os.fstat(fd)):
             return fd
         os.close(fd)  # replaced by a rename meanwhile
-    raise NotAFileError(409, "not a file")  # it keeps changing under us: not something to write
+    raise NotAFileError("not a file")  # it keeps changing under us: not something to write
 
 
 def _read_all(fd: int) -> bytes:
@@ -425,7 +417,7 @@ def locked(root: Root, parts: Sequence[str], *, display: str = "") -> Iterator[H
                 try:
                     fd = _open_regular(parent, name)
                 except NotAFileError:
-                    raise NotAFileError(409, f"not a file: {shown(display or '/'.join(parts))}") from None
+                    raise NotAFileError(f"not a file: {shown(display or '/'.join(parts))}") from None
                 if fd is None:
                     yield Held(parent, name, None)
                     return
@@ -494,7 +486,7 @@ def update(
             if created:
                 return Updated(None, new)
         # Someone created it first: decide again, on their version.
-    raise Refusal(409, f"{shown(shown_as)} kept changing while it was written: nothing was written, retry")
+    raise ConflictError(f"{shown(shown_as)} kept changing while it was written: nothing was written, retry")
 
 
 def _mode_of(parent: int, name: str) -> int | None:
@@ -555,7 +547,7 @@ def remove_tree(root: Root, parts: Sequence[str]) -> None:
     with directory(root, dirs) as parent:
         info = _lstat_at(parent, _one_name(name))
         if info is None or not stat.S_ISDIR(info.st_mode):
-            raise NotAFolderError(400, f"{NOT_A_FOLDER}: {shown('/'.join(parts))}")
+            raise NotAFolderError(f"{NOT_A_FOLDER}: {shown('/'.join(parts))}")
         for _attempt in range(UPDATE_ATTEMPTS):
             try:
                 shutil.rmtree(name, dir_fd=parent)
@@ -566,8 +558,8 @@ def remove_tree(root: Root, parts: Sequence[str]) -> None:
                 if _lstat_at(parent, name) is None:
                     break
         else:
-            raise Refusal(
-                409, f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
+            raise ConflictError(
+                f"{shown('/'.join(parts))} was written to while it was deleted: delete it again"
             )
         _fsync_dir(parent)
 

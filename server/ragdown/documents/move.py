@@ -36,7 +36,13 @@ from ragdown.documents.paths import (
     is_utf8,
     shown,
 )
-from ragdown.errors import Refusal
+from ragdown.errors import (
+    BadRequestError,
+    ConflictError,
+    NotAFileError,
+    NotAFolderError,
+    NotFoundError,
+)
 
 # What JavaScript's encodeURI leaves alone, beyond quote()'s always-safe `A-Za-z0-9_.-~`.
 _URI_SAFE = ";,/?:@&=+$!*'()#"
@@ -105,14 +111,14 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
         source_info, from_path = _resolve(root, from_rel, markdown_only=True)
     occupied, to_path = _resolve(root, to_rel, markdown_only=not is_folder)
     if source_info is None or not (is_folder or stat.S_ISREG(source_info.st_mode)):
-        raise Refusal(404, f"no such document or folder: {from_rel}")
+        raise NotFoundError(f"no such document or folder: {from_rel}")
     if from_path == to_path:
-        raise Refusal(400, f"{from_rel} is already there")
+        raise BadRequestError(f"{from_rel} is already there")
     if is_folder and to_path.startswith(f"{from_path}/"):
-        raise Refusal(400, f"cannot move {from_rel} into itself")
+        raise BadRequestError(f"cannot move {from_rel} into itself")
     same_file = occupied is not None and _same_inode(occupied, source_info)
     if occupied is not None and not same_file:
-        raise Refusal(409, f"already exists: {to_rel}")
+        raise ConflictError(f"already exists: {to_rel}")
 
     moved = _mover(from_path, to_path, is_folder)
     documents, attachments = folder_files(root)
@@ -148,8 +154,7 @@ def plan_move(folder_root: Root | Path, from_rel: str, to_rel: str) -> MovePlan:
 def _check_fits(path: str, from_rel: str, to_rel: str) -> None:
     """A folder moved deeper must not carry a file past the bounds every path is held to."""
     if path.count("/") + 1 > MAX_DEPTH or len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        raise Refusal(
-            400,
+        raise BadRequestError(
             f"moving {shown(from_rel)} to {shown(to_rel)} would make {shown(path)} longer or deeper "
             f"than a path may be ({MAX_PATH_BYTES:,} bytes, {MAX_DEPTH} names)",
         )
@@ -266,9 +271,9 @@ def execute_move(plan: MovePlan) -> MoveResult:
         occupied = files.lstat(plan.root, plan.destination)
         source_info = files.lstat(plan.root, plan.source)
         if source_info is None:
-            raise Refusal(404, f"no such document or folder: {plan.from_path}")
+            raise NotFoundError(f"no such document or folder: {plan.from_path}")
         if occupied is not None and not _same_inode(occupied, source_info):
-            raise Refusal(409, f"already exists: {plan.to_path}")
+            raise ConflictError(f"already exists: {plan.to_path}")
         # One rename carries the documents, the attachments and whatever else is in there.
         files.rename(plan.root, plan.source, plan.destination, display=plan.to_path)
     else:
@@ -299,10 +304,10 @@ def _move_document(plan: MovePlan, own: Rewrite | None) -> None:
 
     try:
         moved = files.move_file(plan.root, plan.source, plan.destination, content, display=plan.to_path)
-    except (FileNotFoundError, files.NotAFileError):
-        raise Refusal(404, f"no such document or folder: {plan.from_path}") from None
+    except (FileNotFoundError, NotAFileError):
+        raise NotFoundError(f"no such document or folder: {plan.from_path}") from None
     if not moved:  # a move keeps the file's permissions, and never replaces what is there
-        raise Refusal(409, f"already exists: {plan.to_path}")
+        raise ConflictError(f"already exists: {plan.to_path}")
 
 
 def _write_if_unchanged(root: Root, path: str, rewrite: Rewrite) -> bool:
@@ -316,6 +321,6 @@ def _write_if_unchanged(root: Root, path: str, rewrite: Rewrite) -> bool:
 
     try:
         updated = files.update(root, path.split("/"), change)
-    except (files.NotAFileError, files.NotAFolderError):
+    except (NotAFileError, NotAFolderError):
         return False
     return updated.before == rewrite.original

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ragdown.errors import ConfigError, Refusal
+from ragdown.errors import BadRequestError, ConfigError, Refusal
 
 MARKDOWN_RE = re.compile(r"\.(md|markdown|mdx)$", re.IGNORECASE)
 DRIVE_RE = re.compile(r"^[a-z]:", re.IGNORECASE)
@@ -134,10 +134,10 @@ def check_path(relative: str, *, markdown_only: bool) -> DocPath:
     """The lexical rule for a scope-relative path from outside; a refusal is 400 `<reason>: <path>`."""
 
     def invalid(reason: str, detail: str = "") -> Refusal:
-        return Refusal(400, f"{reason}{detail}: {shown(relative)}")
+        return BadRequestError(f"{reason}{detail}: {shown(relative)}")
 
     if not isinstance(relative, str):
-        raise Refusal(400, "path must be a string")
+        raise BadRequestError("path must be a string")
     size = len(relative.encode("utf-8", "surrogatepass"))
     if size > MAX_PATH_BYTES:
         raise invalid(TOO_LONG, f" ({size:,} bytes; at most {MAX_PATH_BYTES:,})")

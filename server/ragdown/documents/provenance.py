@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ragdown.documents.frontmatter import read_front_matter
 from ragdown.documents.metadata import escaping_supersedes
 from ragdown.documents.paths import shown
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError
 
 _LINE_BREAK_RE = re.compile(r"\r?\n")
 # The keys whose lines are provenance; a line indented under one (a block scalar) belongs to it.
@@ -82,8 +82,7 @@ def as_agent(text: str, before: str | None, writer: Writer, tool: str, stamp: li
     )
     if added:
         entry = sorted(added)[0]
-        raise Refusal(
-            400,
+        raise BadRequestError(
             f"supersedes leaves this folder: {shown(entry)}; a document can only supersede documents "
             f"in its own folder ({tool})",
         )

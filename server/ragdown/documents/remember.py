@@ -17,7 +17,7 @@ from ragdown.documents.paths import DRIVE_RE, OUTSIDE, RELATIVE_ONLY, DocPath, c
 from ragdown.documents.paths import notes_dir as normalise_notes_dir
 from ragdown.documents.provenance import Writer
 from ragdown.documents.writes import encode_text, json_string, provenance_stamp
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, NotAFolderError, NotFoundError, Refusal
 
 REMEMBER_TOOL = "ragdown_remember"
 SLUG_CHARS = 60
@@ -50,8 +50,8 @@ def _checked(relative: str, *, markdown_only: bool, escapes: str, otherwise: str
         return check_path(relative, markdown_only=markdown_only)
     except Refusal as refusal:
         if refusal.message.startswith((OUTSIDE, RELATIVE_ONLY)):
-            raise Refusal(400, escapes) from None
-        raise Refusal(400, f"{otherwise}: {refusal.message}") from None
+            raise BadRequestError(escapes) from None
+        raise BadRequestError(f"{otherwise}: {refusal.message}") from None
 
 
 def _superseded(root: Root, entry: str) -> str:
@@ -60,10 +60,10 @@ def _superseded(root: Root, entry: str) -> str:
     path = _checked(entry, markdown_only=False, escapes=escapes, otherwise="supersedes")
     try:
         info = files.lstat(root, path.parts, display=entry)
-    except files.NotAFolderError:
+    except NotAFolderError:
         info = None
     if info is None or not stat.S_ISREG(info.st_mode):
-        raise Refusal(404, f"supersedes names no document in this folder: {shown(entry)}")
+        raise NotFoundError(f"supersedes names no document in this folder: {shown(entry)}")
     return path.relative
 
 
@@ -71,12 +71,12 @@ def _candidate(sub: str, base: str, number: int) -> DocPath:
     """`<notes dir>/<base>[-n].md` through the path rule, and inside the notes dir."""
     escapes = f"document name escapes the documents folder: {shown(base)}"
     if base.replace("\\", "/").startswith("/") or DRIVE_RE.match(base):
-        raise Refusal(400, escapes)
+        raise BadRequestError(escapes)
     relative = "/".join(p for p in (sub, f"{base}{'' if number == 1 else f'-{number}'}.md") if p)
     path = _checked(relative, markdown_only=True, escapes=escapes, otherwise="name is not usable")
     inside = tuple(sub.split("/")) if sub else ()
     if path.parts[: len(inside)] != inside or len(path.parts) == len(inside):
-        raise Refusal(400, escapes)
+        raise BadRequestError(escapes)
     return path
 
 

@@ -24,7 +24,7 @@ from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.paths import DocPath, check_path
 from ragdown.documents.paths import shown as shown_input
 from ragdown.documents.provenance import Writer, as_agent
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, Code, ConflictError, NotAFileError, NotFoundError
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.
 _ENCODING_ERRORS = "surrogateescape"
@@ -61,8 +61,8 @@ def encode_text(text: str) -> bytes:
         return text.encode("utf-8", _ENCODING_ERRORS)
     except UnicodeEncodeError as error:
         char = error.object[error.start]
-        raise Refusal(
-            400, f"the text holds a lone surrogate (U+{ord(char):04X}), which is not Unicode text: remove it"
+        raise BadRequestError(
+            f"the text holds a lone surrogate (U+{ord(char):04X}), which is not Unicode text: remove it"
         ) from None
 
 
@@ -78,14 +78,16 @@ def now_hash(current: bytes) -> str:
 def _require(base_hash: str | None, current: bytes, shown: str) -> None:
     """409 `changed` unless `current` is still the `base_hash` version (or none was given)."""
     if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-        raise Refusal(409, f"{shown} was changed on disk since it was opened{now_hash(current)}", "changed")
+        raise ConflictError(
+            f"{shown} was changed on disk since it was opened{now_hash(current)}", Code.CHANGED
+        )
 
 
 def _against(base_hash: str, current: bytes | None, text: str, shown: str) -> bytes:
     """`text` as it replaces `current`, which must still be the `base_hash` version (else 409
     `changed`); CRLF line endings, if the file has them, are kept."""
     if current is None:
-        raise Refusal(409, f"{shown} was deleted since it was opened", "changed")
+        raise ConflictError(f"{shown} was deleted since it was opened", Code.CHANGED)
     _require(base_hash, current, shown)
     if b"\r\n" in current:
         text = _LINE_BREAK_RE.sub("\r\n", text)
@@ -120,7 +122,7 @@ def save(
         if base_hash is not None:
             return _against(base_hash, current, text, shown)
         if current is not None and not overwrite:
-            raise Refusal(409, f"already exists: {shown}")
+            raise ConflictError(f"already exists: {shown}")
         return encode_text(text)
 
     return _result(path, files.update(Root.at(root), path.parts, change, display=shown))
@@ -152,7 +154,7 @@ def write_document(
     one version.
     """
     if heading is not None and not append:
-        raise Refusal(400, "heading is for append: true")
+        raise BadRequestError("heading is for append: true")
     path = check_path(relative, markdown_only=True)
     shown = display_path or path.relative
     at = Root.at(root)
@@ -171,15 +173,15 @@ def write_document(
                 return _against(base_hash, current, text, shown)  # refused: it was deleted
             return encode_text(vetted(text, None))
         if base_hash is None:
-            raise Refusal(
-                409, f"{shown} exists: pass the hash ragdown_read_doc returned as base_hash to replace it"
+            raise ConflictError(
+                f"{shown} exists: pass the hash ragdown_read_doc returned as base_hash to replace it"
             )
         _require(base_hash, current, shown)
         return _against(base_hash, current, vetted(text, _decode(current)), shown)
 
     def add(current: bytes | None) -> bytes:
         if current is None:
-            raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
+            raise NotFoundError(f"no such document: {display_path or shown_input(relative)}")
         _require(base_hash, current, shown)
         before = _decode(current)
         lines = _LINE_BREAK_RE.split(before)
@@ -187,7 +189,7 @@ def write_document(
         if heading:
             found = heading_range_in_lines(lines, heading)
             if found is None:
-                raise Refusal(404, f'no heading "{heading}" in {shown}')
+                raise NotFoundError(f'no heading "{heading}" in {shown}')
             start, end = found  # `start` is the heading's own line, which the step back never passes
         last = end
         while last > start and not lines[last - 1].strip():
@@ -221,7 +223,7 @@ def edit_document(
     def change(current: bytes | None) -> bytes:
         nonlocal replaced
         if current is None:
-            raise Refusal(404, f"no such document: {shown}")
+            raise NotFoundError(f"no such document: {shown}")
         _require(base_hash, current, shown)
         before = _decode(current)
         outcome = apply_edits(before, edits)
@@ -231,8 +233,8 @@ def edit_document(
 
     try:
         updated = files.update(at, path.parts, change, display=shown)
-    except files.NotAFileError:
-        raise Refusal(404, f"no such document: {shown}") from None
+    except NotAFileError:
+        raise NotFoundError(f"no such document: {shown}") from None
     return _result(path, updated), replaced
 
 
@@ -248,20 +250,19 @@ def delete_document(
 
     def change(current: bytes | None) -> files.Delete:
         if current is None:
-            raise Refusal(404, f"no such document: {display_path or shown_input(relative)}")
+            raise NotFoundError(f"no such document: {display_path or shown_input(relative)}")
         if base_hash is not None and not hash_matches(base_hash, file_hash(current)):
-            raise Refusal(
-                409,
+            raise ConflictError(
                 f"{display_path or path.relative} changed since it was read, so it was not deleted: "
                 f"read it again and decide on what it says now{now_hash(current)}",
-                "changed",
+                Code.CHANGED,
             )
         return files.DELETE
 
     try:
         files.update(Root.at(root), path.parts, change, display=display_path or relative)
-    except files.NotAFileError:  # a symlink or a folder is no document
-        raise Refusal(404, f"no such document: {display_path or shown_input(relative)}") from None
+    except NotAFileError:  # a symlink or a folder is no document
+        raise NotFoundError(f"no such document: {display_path or shown_input(relative)}") from None
     return path.relative
 
 
@@ -285,13 +286,12 @@ def remove(
         return delete_document(root, relative, base_hash=base_hash, display_path=display_path)
     shown = display_path or path.relative
     if base_hash is not None:
-        raise Refusal(
-            400,
+        raise BadRequestError(
             f"{shown} is a subfolder: base_hash guards one document, so leave it out to delete a subfolder",
         )
     held = files.scan(at, path.parts)
     if held and not recursive:
-        raise Refusal(409, f"{shown} is not empty: pass recursive: true to delete everything in it")
+        raise ConflictError(f"{shown} is not empty: pass recursive: true to delete everything in it")
     if held:
         files.remove_tree(at, path.parts)
     else:

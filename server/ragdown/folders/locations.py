@@ -9,16 +9,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ragdown.errors import ConfigError
+from ragdown.errors import DataDirError, FolderNotFoundError
 from ragdown.settings import embedder_settings
-
-
-class FolderNotFoundError(ConfigError, ValueError):
-    """The docs folder does not exist or is not a directory."""
-
-
-class DataDirError(ConfigError, ValueError):
-    """The data dir cannot hold an index (a file, or inside the folder it indexes)."""
 
 
 def check_docs_dir(docs_dir: Path) -> Path:

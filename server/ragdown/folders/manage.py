@@ -20,7 +20,7 @@ from ragdown.bounds import FOLDER_CONFIG, HOOK_KEYS, hook_value_error
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import control_character, shown
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, Code, ConflictError, ForbiddenError, NotFoundError, Refusal
 from ragdown.folders.registry import SHA256_RE, Folder, read_folder
 
 FOLDER_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
@@ -65,7 +65,7 @@ def managed_refusal(folder: Folder) -> Refusal:
     match = MANAGER_RE.match(folder.managed_by or "")
     if match:
         where += f" (kubectl edit ragdownfolder {match['name']} -n {match['namespace']})"
-    return Refusal(409, f"folder {folder.name} is managed by {folder.managed_by}: {where}", "managed")
+    return ConflictError(f"folder {folder.name} is managed by {folder.managed_by}: {where}", Code.MANAGED)
 
 
 def check_manager(folder: Folder, caller: str | None, *, adopting: bool = False) -> None:
@@ -75,13 +75,17 @@ def check_manager(folder: Folder, caller: str | None, *, adopting: bool = False)
     if folder.managed_by is not None and caller != folder.managed_by:
         raise managed_refusal(folder)
     if folder.managed_by is None and caller is not None and not adopting:
-        raise Refusal(409, f"folder {folder.name} is not managed by {caller}: nothing changed", "not_managed")
+        raise ConflictError(
+            f"folder {folder.name} is not managed by {caller}: nothing changed", Code.NOT_MANAGED
+        )
 
 
 def _check_manager_value(changes: Mapping[str, Any], caller: str | None) -> None:
     """`managed_by` may only name the caller (adopt) or be removed by it (release)."""
     if "managed_by" in changes and changes["managed_by"] is not None and changes["managed_by"] != caller:
-        raise Refusal(400, "managed_by must equal the X-Ragdown-Manager header of the request that sets it")
+        raise BadRequestError(
+            "managed_by must equal the X-Ragdown-Manager header of the request that sets it"
+        )
 
 
 def _config_bytes(config: Mapping[str, Any]) -> bytes:
@@ -91,7 +95,7 @@ def _config_bytes(config: Mapping[str, Any]) -> bytes:
 def existing(docs_dir: Path, name: str) -> Folder:
     folder = read_folder(docs_dir, name)
     if folder is None:
-        raise Refusal(404, f"no such folder: {shown(name)}")
+        raise NotFoundError(f"no such folder: {shown(name)}")
     return folder
 
 
@@ -108,18 +112,18 @@ def create_folder(
     _check_manager_value(changes, caller)
     created_by = caller or created_by
     if name is None or name == "":
-        raise Refusal(400, "name is required")
+        raise BadRequestError("name is required")
     if not isinstance(name, str):
-        raise Refusal(400, "name must be a string")
+        raise BadRequestError("name must be a string")
     error = folder_name_error(name)
     if error:
-        raise Refusal(400, error)
+        raise BadRequestError(error)
     config = _apply(dict(changes), {"mcp": False})
     if created_by:
         config["created_by"] = created_by
     data = _config_bytes(config)  # before the folder exists: nothing half made if this fails
     if not files.make_dir(Root(docs_dir), (name,)):
-        raise Refusal(409, f"already exists: {name}")
+        raise ConflictError(f"already exists: {name}")
     files.create_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), data)
     return existing(docs_dir, name)
 
@@ -135,7 +139,7 @@ def patch_folder(
     changes = dict(changes)
     new_name = changes.pop("name", None)
     if new_name is not None and not isinstance(new_name, str):
-        raise Refusal(400, "name must be a string")
+        raise BadRequestError("name must be a string")
     config = _apply(changes, dict(folder.config))
     renamed = new_name is not None and new_name != name
     if renamed:
@@ -143,18 +147,18 @@ def patch_folder(
         if folder.managed_by is not None:  # its resource names it, and a resource's folder never changes
             raise managed_refusal(folder)
         if not can_rename:
-            raise Refusal(403, "The server is read-only (RAGDOWN_READ_ONLY)")
+            raise ForbiddenError("The server is read-only (RAGDOWN_READ_ONLY)")
         error = folder_name_error(new_name)
         if error:
-            raise Refusal(400, error)
+            raise BadRequestError(error)
         if files.lstat(Root(docs_dir), (new_name,)) is not None:
-            raise Refusal(409, f"already exists: {new_name}")
+            raise ConflictError(f"already exists: {new_name}")
     if renamed:  # first: a failed rename leaves the settings as they were
         assert isinstance(new_name, str)
         try:
             files.rename(Root(docs_dir), (name,), (new_name,))
         except OSError as error:
-            raise Refusal(409, f"cannot rename {name} to {new_name}: {error.strerror}") from None
+            raise ConflictError(f"cannot rename {name} to {new_name}: {error.strerror}") from None
         name = new_name
     if config != folder.config:
         files.write_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), _config_bytes(config))
@@ -165,14 +169,13 @@ def delete_folder(docs_dir: Path, name: str, confirm: str | None, *, caller: str
     """Remove the folder and everything in it; `confirm` must repeat its name exactly."""
     folder = existing(docs_dir, name)
     if confirm != name:
-        raise Refusal(400, f"confirm must repeat the folder's name: ?confirm={name}")
+        raise BadRequestError(f"confirm must repeat the folder's name: ?confirm={name}")
     check_manager(folder, caller)
     if caller is not None and folder.config.get("created_by") != caller:
-        raise Refusal(
-            409,
+        raise ConflictError(
             f"folder {name} existed before {caller} managed it, so its documents are not deleted: "
             "remove it by hand if that is what you want",
-            "not_created",
+            Code.NOT_CREATED,
         )
     files.remove_tree(Root(docs_dir), (folder.name,))
 
@@ -182,16 +185,16 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     known = {"title", "mcp", "hook", "read_only", "disabled_tools", "managed_by", "tokens"}
     unknown = sorted(set(changes) - known)
     if unknown:
-        raise Refusal(400, f"unknown folder setting: {', '.join(unknown)}")
+        raise BadRequestError(f"unknown folder setting: {', '.join(unknown)}")
     if "title" in changes:
         title = changes["title"]
         if title is not None and not isinstance(title, str):
-            raise Refusal(400, "title must be a string")
+            raise BadRequestError("title must be a string")
         if isinstance(title, str) and len(title.strip()) > MAX_TITLE:
-            raise Refusal(400, f"title must be at most {MAX_TITLE} characters")
+            raise BadRequestError(f"title must be at most {MAX_TITLE} characters")
         if isinstance(title, str) and control_character(title) is not None:
-            raise Refusal(
-                400, "title must be plain text: no control characters, line breaks or lone surrogates"
+            raise BadRequestError(
+                "title must be plain text: no control characters, line breaks or lone surrogates"
             )
         if title is None or not title.strip():
             config.pop("title", None)
@@ -200,7 +203,7 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     for key, label in (("mcp", "mcp"), ("read_only", "read_only")):
         if key in changes:
             if not isinstance(changes[key], bool):
-                raise Refusal(400, f"{label} must be true or false")
+                raise BadRequestError(f"{label} must be true or false")
             if key == "mcp" or changes[key]:
                 config[key] = changes[key]
             else:
@@ -230,7 +233,7 @@ def _apply(changes: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(manager, str) and 0 < len(manager) <= MAX_MANAGER and manager.isprintable():
             config["managed_by"] = manager
         else:
-            raise Refusal(400, f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters")
+            raise BadRequestError(f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters")
     return config
 
 
@@ -239,19 +242,19 @@ def merge_hook(changes: object, current: object) -> dict[str, Any]:
     if not isinstance(changes, dict):
         if changes is None:
             return {}
-        raise Refusal(400, f"hook must be an object with any of {', '.join(HOOK_KEYS)}")
+        raise BadRequestError(f"hook must be an object with any of {', '.join(HOOK_KEYS)}")
     if not changes:
         return {}
     hook = dict(current) if isinstance(current, dict) else {}
     for key, value in changes.items():
         if key not in HOOK_KEYS:
-            raise Refusal(400, f"unknown hook setting: {key} (one of {', '.join(HOOK_KEYS)})")
+            raise BadRequestError(f"unknown hook setting: {key} (one of {', '.join(HOOK_KEYS)})")
         if value is None:
             hook.pop(key, None)
             continue
         error = hook_value_error(key, value)
         if error:
-            raise Refusal(400, f"hook.{error}")
+            raise BadRequestError(f"hook.{error}")
         hook[key] = value
     return hook
 
@@ -262,19 +265,19 @@ def _tokens(value: object) -> list[dict[str, str]]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_TOKENS:
-        raise Refusal(400, f"tokens must be a list of at most {MAX_TOKENS} {{name, sha256}} objects")
+        raise BadRequestError(f"tokens must be a list of at most {MAX_TOKENS} {{name, sha256}} objects")
     names: set[str] = set()
     tokens = []
     for entry in value:
         if not isinstance(entry, dict) or set(entry) != {"name", "sha256"}:
-            raise Refusal(
-                400, 'each token is {"name": …, "sha256": <64 hex of the token>} (ragdown token NAME)'
+            raise BadRequestError(
+                'each token is {"name": …, "sha256": <64 hex of the token>} (ragdown token NAME)'
             )
         name, digest = entry["name"], entry["sha256"]
         if not isinstance(name, str) or not TOKEN_NAME_RE.match(name) or name in names:
-            raise Refusal(400, "a token name is 1 to 64 letters, digits, _ . - and unique in its folder")
+            raise BadRequestError("a token name is 1 to 64 letters, digits, _ . - and unique in its folder")
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
-            raise Refusal(400, f"token {name}: sha256 must be the 64 hex digits of the token's SHA-256")
+            raise BadRequestError(f"token {name}: sha256 must be the 64 hex digits of the token's SHA-256")
         names.add(name)
         tokens.append({"name": name, "sha256": digest.lower()})
     return tokens
@@ -284,9 +287,9 @@ def _tools(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise Refusal(400, "disabled_tools must be a list of tool names")
+        raise BadRequestError("disabled_tools must be a list of tool names")
     unknown = sorted(set(value) - set(FOLDER_TOOLS))
     if unknown:
         names = ", ".join(FOLDER_TOOLS)
-        raise Refusal(400, f"unknown tool in disabled_tools: {', '.join(unknown)} (one of {names})")
+        raise BadRequestError(f"unknown tool in disabled_tools: {', '.join(unknown)} (one of {names})")
     return sorted(set(value))

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from ragdown.bounds import SERVER_CONFIG, embedder_name_error
 from ragdown.documents import files
 from ragdown.documents.files import Root
-from ragdown.errors import Refusal, plain
+from ragdown.errors import BadRequestError, Refusal, plain
 from ragdown.folders.config import read_json_object
 from ragdown.folders.manage import merge_hook
 from ragdown.settings import ServerSettings
@@ -42,18 +42,18 @@ def _adapter(key: str) -> TypeAdapter[Any]:
 def check_value(key: str, value: object) -> Any:
     """`value` as the setting `key` takes it, or 400 in plain words (no coercion: `"yes"` is no bool)."""
     if key not in SAVED_KEYS:
-        raise Refusal(400, f"unknown server setting: {key} (one of {', '.join((*SAVED_KEYS, 'hook'))})")
+        raise BadRequestError(f"unknown server setting: {key} (one of {', '.join((*SAVED_KEYS, 'hook'))})")
     if key == "embedder":
         if not isinstance(value, str):
-            raise Refusal(400, "embedder must be a string")
+            raise BadRequestError("embedder must be a string")
         error = embedder_name_error(value, given_by="embedder")
         if error is not None:
-            raise Refusal(400, error)
+            raise BadRequestError(error)
         return value
     try:
         return _adapter(key).validate_python(value, strict=True)
     except ValidationError as error:
-        raise Refusal(400, f"{key} {plain(error.errors()[0])}") from None
+        raise BadRequestError(f"{key} {plain(error.errors()[0])}") from None
 
 
 def read_saved(docs_dir: Path) -> dict[str, Any]:

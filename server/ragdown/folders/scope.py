@@ -10,14 +10,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from ragdown.errors import Refusal
-
-
-class ScopeError(Refusal, ValueError):
-    """A path_prefix that would leave the scope."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(400, message)
+from ragdown.errors import ScopeError
 
 
 def normalise_prefix(path_prefix: str) -> str:

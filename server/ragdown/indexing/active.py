@@ -11,11 +11,11 @@ import logging
 import threading
 from pathlib import Path
 
+from ragdown.errors import EmbedderError, IndexNotReadyError
 from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.embedders.base import EmbedderError
 from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.meta import IndexMeta, current_meta, rebuild_reason
-from ragdown.indexing.store import ChunkStore, IndexNotReadyError
+from ragdown.indexing.store import ChunkStore
 
 log = logging.getLogger(__name__)
 

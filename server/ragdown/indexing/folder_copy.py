@@ -29,11 +29,11 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.paths import check_path, is_skipped_entry, is_utf8
-from ragdown.errors import RagdownError
+from ragdown.errors import IndexNotReadyError, RagdownError
 from ragdown.indexing import store
 from ragdown.indexing.listing import list_markdown_files
 from ragdown.indexing.location import IndexLocation
-from ragdown.indexing.store import IndexNotReadyError, sql_in
+from ragdown.indexing.store import sql_in
 from ragdown.modes import make_private_dir
 
 log = logging.getLogger(__name__)

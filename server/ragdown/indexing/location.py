@@ -20,12 +20,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ragdown.bounds import check_index_uri
-from ragdown.errors import UnavailableError
+from ragdown.errors import IndexStorageError
 from ragdown.indexing.meta import META_FILE, IndexMeta, meta_json, read_meta, write_meta
-
-
-class IndexStorageError(UnavailableError):
-    """The object store could not be reached or refused a request."""
 
 
 class IndexLocation:

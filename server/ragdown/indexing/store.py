@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragdown.documents.metadata import supersedes_boundary, within
-from ragdown.errors import UnavailableError
+from ragdown.errors import IndexNotReadyError
 from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.location import IndexLocation
@@ -91,10 +91,6 @@ def connect(location: IndexLocation, name: str) -> Any:
             storage_options=location.storage_options() or None,
             session=lance_session(),
         )
-
-
-class IndexNotReadyError(UnavailableError, RuntimeError):
-    """A reader found no usable index; the primary has to build it first."""
 
 
 def chunk_schema(dim: int) -> pa.Schema:

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ragdown.errors import UnavailableError
+from ragdown.errors import PrimaryUnreachableError
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +30,6 @@ WRITE_TIMEOUT = httpx.Timeout(60.0, connect=2.0)
 MEMORY_TIMEOUT = httpx.Timeout(1.0)
 PROBE_TIMEOUT = httpx.Timeout(1.0)
 PROBE_EVERY_S = 2.0
-
-
-class PrimaryUnreachableError(UnavailableError):
-    def __init__(self, url: str, error: Exception) -> None:
-        # A local socket's path is the server's own business (docs/security.md); a URL is a name.
-        where = "" if url.startswith("unix://") else f" ({url})"
-        reason = type(error).__name__ if isinstance(error, httpx.HTTPError) else str(error)
-        super().__init__(
-            f"the primary{where} cannot be reached, so nothing was written; retry in a moment ({reason})"
-        )
 
 
 class PrimaryClient:

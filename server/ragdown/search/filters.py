@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragdown.documents.tags import normalise_tag
-from ragdown.errors import Refusal
+from ragdown.errors import FilterError
 from ragdown.indexing.store import sql_in, sql_string
 
 WrittenBy = Literal["agent", "user"]
@@ -34,13 +34,6 @@ def filter_fields(filters: SearchFilters | None) -> dict[str, str]:
         return {}
     fields = {"path_prefix": filters.path_prefix, "tag": filters.tag, "written_by": filters.written_by or ""}
     return {key: value for key, value in fields.items() if value}
-
-
-class FilterError(Refusal, ValueError):
-    """A filter value that cannot match anything the way it was written."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(400, message)
 
 
 def normalised_tag(filters: SearchFilters) -> str | None:

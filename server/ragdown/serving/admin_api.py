@@ -11,75 +11,89 @@ from fastapi import APIRouter, Depends, Request
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, EmbedderError, NotFoundError
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
-from ragdown.indexing.embedders import EmbedderError
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_object
 from ragdown.settings import ServerSettings
 
 
+def described(engine: Engine, environment: ServerSettings) -> dict[str, Any]:
+    """GET /api/settings: what is in effect, what is saved, and what the variables alone say."""
+    saved = read_saved(engine.docs_dir)
+    embedder = engine.embedder.name if engine.settings.embedder is None else engine.settings.embedder
+    return {
+        "settings": {key: getattr(engine.settings, key) for key in SAVED_KEYS} | {"embedder": embedder},
+        "saved": saved,
+        "env": {key: getattr(environment, key) for key in SAVED_KEYS} | {"hook": environment.hook_layer()},
+    }
+
+
+def changed(engine: Engine, environment: ServerSettings, changes: dict[str, Any]) -> dict[str, Any]:
+    """PATCH /api/settings: every value checked, and a new embedder loaded, before anything changes."""
+    if not changes:
+        raise BadRequestError(f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
+    saved = merged(engine.docs_dir, changes)
+    if "embedder" in changes:
+        name = changes["embedder"] or environment.embedder
+        if name is not None:
+            try:  # loaded first: one that cannot load changes nothing
+                engine.switch_embedder(name)
+            except EmbedderError as error:
+                raise BadRequestError(
+                    f"the embedder {name} cannot be loaded, so nothing changed: {error}"
+                ) from None
+    write_saved(engine.docs_dir, saved)
+    engine.publish_folder_copy()
+    engine.apply_settings(in_effect(environment, read_saved(engine.docs_dir)))
+    return described(engine, environment)
+
+
+def query_log(engine: Engine) -> QueryLog:
+    """The engine's log, or one at the same place when logging is off (what is there is shown)."""
+    return engine.query_log or QueryLog(engine.query_log_path)
+
+
+def usage_json(engine: Engine) -> dict[str, Any]:
+    """GET /api/query-log: the log summed up for the Usage screen."""
+    log = query_log(engine)
+    summary = summarise(events([log.rotated_path, log.path]), engine.embedder.min_score)
+    return {
+        "enabled": engine.query_log is not None,
+        "min_score": engine.embedder.min_score,
+        "summary": {**summary.model_dump(), "hook_rate": summary.hook_rate},
+    }
+
+
+def deleted_loose(engine: Engine, name: str) -> dict[str, Any]:
+    """DELETE /api/loose: a Markdown file at the top of the docs dir, which no folder holds."""
+    if name not in loose_markdown(engine.docs_dir):
+        raise NotFoundError(f"no loose Markdown file by that name: {name}")
+    delete_document(Root(engine.docs_dir), name)
+    return {"deleted": name, "loose_files": loose_markdown(engine.docs_dir)}
+
+
+async def settings_body(request: Request) -> dict[str, Any]:
+    return await read_json_object(request)
+
+
 def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
     """`environment` is what the variables say; the saved file's values go over it."""
     router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
 
-    def described(engine: Engine) -> dict[str, Any]:
-        saved = read_saved(engine.docs_dir)
-        return {
-            "settings": {key: getattr(engine.settings, key) for key in SAVED_KEYS}
-            | {
-                "embedder": engine.embedder.name
-                if engine.settings.embedder is None
-                else engine.settings.embedder
-            },
-            "saved": saved,
-            "env": {key: getattr(environment, key) for key in SAVED_KEYS}
-            | {"hook": environment.hook_layer()},
-        }
-
     @router.get("/settings")
     def settings() -> dict[str, Any]:
-        return described(access.current())
-
-    async def settings_body(request: Request) -> dict[str, Any]:
-        return await read_json_object(request)
+        return described(access.current(), environment)
 
     @router.patch("/settings")
     def change(changes: Annotated[dict[str, Any], Depends(settings_body)]) -> dict[str, Any]:
-        engine = access.writable()
-        if not changes:
-            raise Refusal(400, f"send at least one setting: {', '.join((*SAVED_KEYS, 'hook'))}")
-        saved = merged(engine.docs_dir, changes)  # every value checked before anything changes
-        if "embedder" in changes:
-            name = changes["embedder"] or environment.embedder
-            if name is not None:
-                try:  # loaded first: one that cannot load changes nothing
-                    engine.switch_embedder(name)
-                except EmbedderError as error:
-                    raise Refusal(
-                        400, f"the embedder {name} cannot be loaded, so nothing changed: {error}"
-                    ) from None
-        write_saved(engine.docs_dir, saved)
-        engine.publish_folder_copy()
-        engine.apply_settings(in_effect(environment, read_saved(engine.docs_dir)))
-        return described(engine)
-
-    def query_log(engine: Engine) -> QueryLog:
-        """The engine's log, or one at the same place when logging is off (what is there is shown)."""
-        return engine.query_log or QueryLog(engine.query_log_path)
+        return changed(access.writable(), environment, changes)
 
     @router.get("/query-log")
     def usage() -> dict[str, Any]:
-        engine = access.current()
-        log = query_log(engine)
-        summary = summarise(events([log.rotated_path, log.path]), engine.embedder.min_score)
-        return {
-            "enabled": engine.query_log is not None,
-            "min_score": engine.embedder.min_score,
-            "summary": {**summary.model_dump(), "hook_rate": summary.hook_rate},
-        }
+        return usage_json(access.current())
 
     @router.delete("/query-log")
     def clear() -> dict[str, Any]:
@@ -89,9 +103,6 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
 
     @router.delete("/loose")
     def delete_loose(engine: Annotated[Engine, Depends(access.writable)], name: str) -> dict[str, Any]:
-        if name not in loose_markdown(engine.docs_dir):
-            raise Refusal(404, f"no loose Markdown file by that name: {name}")
-        delete_document(Root(engine.docs_dir), name)
-        return {"deleted": name, "loose_files": loose_markdown(engine.docs_dir)}
+        return deleted_loose(engine, name)
 
     return router

@@ -9,7 +9,7 @@ So four slow calls of one folder (backlinks over a large folder, a write of a hu
 a slot, and room in line, for every other folder's recall.
 
 The retry hint reaches the caller three ways (docs/tools.md#calls-errors-and-limits): in the
-result's words, in its `_meta` under `RETRY_META`, and over HTTP as a `Retry-After` header."""
+result's words, in its `_meta` under `RETRY_META` (errors.py), and over HTTP as a `Retry-After` header."""
 
 from __future__ import annotations
 
@@ -24,27 +24,9 @@ from typing import TypeVar
 
 import anyio.to_thread
 
-from ragdown.errors import UnavailableError
+from ragdown.errors import RETRY_AFTER_S, OverloadedError
 
 T = TypeVar("T")
-
-RETRY_AFTER_S = 1
-RETRY_META = "ragdown/retryAfterSeconds"
-
-
-class OverloadedError(UnavailableError):
-    """Every slot is busy and the waiting line is full."""
-
-    def __init__(self, waiting: int) -> None:
-        super().__init__(
-            f"ragdown is overloaded ({waiting} calls already waiting); retry in {RETRY_AFTER_S} s",
-            code="overloaded",
-        )
-
-    @property
-    def meta(self) -> dict[str, int]:
-        """The hint as a tool result's `_meta` carries it."""
-        return {RETRY_META: RETRY_AFTER_S}
 
 
 @dataclass

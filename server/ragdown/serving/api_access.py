@@ -11,8 +11,8 @@ from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from ragdown.engine import Engine
-from ragdown.errors import Refusal, plain
-from ragdown.serving.auth import Unauthorized
+from ragdown.errors import BadRequestError, Code, ConflictError, ForbiddenError, TooLargeError, plain
+from ragdown.serving.auth import unauthorized
 from ragdown.serving.sessions import Sessions, session_of
 from ragdown.serving.tool_server import where
 from ragdown.settings import ServerSettings
@@ -53,15 +53,15 @@ class ApiAccess:
             return
         who = self.admin(header)
         if who is None:
-            raise Unauthorized(request.headers.get("authorization"))
+            raise unauthorized(request.headers.get("authorization"))
         if not who:
-            raise Refusal(403, NOT_ADMIN if self.settings.admin_token else ADMIN_OFF)
+            raise ForbiddenError(NOT_ADMIN if self.settings.admin_token else ADMIN_OFF)
 
     def primary(self) -> Engine:
         """The engine of a server that may change things: the primary's."""
         if self.is_reader():
-            raise Refusal(
-                409, "this server is a reader: change folders on the primary (the indexer)", "reader"
+            raise ConflictError(
+                "this server is a reader: change folders on the primary (the indexer)", Code.READER
             )
         return self.current()
 
@@ -69,7 +69,7 @@ class ApiAccess:
         """The primary's engine, on a server that is not read-only."""
         engine = self.primary()
         if self.settings.read_only:
-            raise Refusal(403, READ_ONLY)
+            raise ForbiddenError(READ_ONLY)
         return engine
 
 
@@ -86,20 +86,22 @@ async def read_json_object(request: Request, limit: int = MAX_JSON_BODY) -> dict
     JSON that is not an object is refused. The bound holds while reading, whatever the headers say."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise Refusal(413, "Body too large")
+        raise TooLargeError("Body too large")
     raw = b""
     async for part in request.stream():
         raw += part
         if len(raw) > limit:
-            raise Refusal(413, "Body too large")
+            raise TooLargeError("Body too large")
     if not raw.strip():
         return {}
     try:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[…
-        raise Refusal(400, "Body is not valid JSON") from None
+        raise BadRequestError("Body is not valid JSON") from None
     if not isinstance(data, dict):
-        raise Refusal(400, f'Body must be a JSON object such as {{"title": "Ops"}}, got {_json_kind(data)}')
+        raise BadRequestError(
+            f'Body must be a JSON object such as {{"title": "Ops"}}, got {_json_kind(data)}'
+        )
     return data
 
 
@@ -110,4 +112,4 @@ def body_of(model: type[Body], data: dict[str, Any]) -> Body:
         return model.model_validate(data)
     except ValidationError as error:
         problems = [f"{where(problem['loc'])} {plain(problem)}" for problem in error.errors()]
-        raise Refusal(400, "; ".join(problems)) from None
+        raise BadRequestError("; ".join(problems)) from None

@@ -16,30 +16,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
-from ragdown.errors import Refusal
+from ragdown.errors import Unauthorized
 from ragdown.folders.registry import Folder, token_digest
 from ragdown.settings import ServerSettings
 
 Role = Literal["admin", "agent", "folder"]
 
 
-class Unauthorized(Refusal):
-    """401, saying whether the token was missing or not one this server knows; the reply carries
-    `WWW-Authenticate: Bearer` (without it standard clients assume OAuth and say something else)."""
-
-    def __init__(self, header: str | None, reason: str | None = None) -> None:
-        self.missing = bearer(header) is None
-        if reason is None:
-            reason = (
-                "send Authorization: Bearer <token>"
-                if self.missing
-                else "the bearer token is not one this server knows (check it, and that it is for this route)"
-            )
-        super().__init__(401, f"Unauthorized: {reason}")
-
-    @property
-    def challenge(self) -> str:
-        return 'Bearer realm="ragdown"' if self.missing else 'Bearer realm="ragdown", error="invalid_token"'
+def unauthorized(header: str | None) -> Unauthorized:
+    """The 401 for a request whose `Authorization` header carried no bearer token, or an unknown one."""
+    return Unauthorized(missing=bearer(header) is None)
 
 
 def bearer(header: str | None) -> str | None:

@@ -1,5 +1,6 @@
 """The document routes of `/api` (docs/tools.md#document-routes), for the web UI: list, read, render
-and preview, save, delete, search, resolve a wikilink, backlinks, move, and raw attachments.
+and preview, search, resolve a wikilink, backlinks, and raw attachments (save, delete and move are
+in serving/docs_write_api.py).
 
 Every path here names its folder first (`ops/runbooks/restore.md`) and passes the path rule before
 anything is opened; the rules themselves live in `documents/`, `catalog.py` and `editing.py`. Writes
@@ -12,6 +13,7 @@ and edit every folder here; `RAGDOWN_READ_ONLY` refuses every write.
 import mimetypes
 import posixpath
 import stat
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -23,10 +25,9 @@ from ragdown.documents.hashes import file_hash
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.documents.move import folder_files
 from ragdown.documents.paths import check_path, is_markdown
-from ragdown.documents.writes import delete_document, save
-from ragdown.editing import Place, backlinks_of, indexed, moved
+from ragdown.editing import Place, backlinks_of
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.errors import BadRequestError, NotAFolderError, NotFoundError, Refusal, TooLargeError
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.search.filters import SearchFilters
@@ -51,17 +52,6 @@ _FILE_HEADERS = {
 }
 
 
-class SaveBody(BaseModel):
-    """POST /api/doc: a new document, or a save over the version the editor opened (`base_hash`)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    path: str = Field(min_length=1)
-    text: str
-    overwrite: bool = False
-    base_hash: str | None = Field(default=None, min_length=12, max_length=64)
-
-
 class PreviewBody(BaseModel):
     """POST /api/preview: the editor's text, rendered as the document at `path` would be."""
 
@@ -71,29 +61,19 @@ class PreviewBody(BaseModel):
     text: str
 
 
-class MoveBody(BaseModel):
-    """POST /api/move: a document or subfolder from one path to another within its folder."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    source: str = Field(alias="from", min_length=1)
-    to: str = Field(min_length=1)
-
-
 def split_folder(engine: Engine, path: str, *, markdown: bool) -> tuple[str, str]:
     """`path` as (folder, path inside it), after the path rule; 404 for a folder that is not there."""
     checked = check_path(path, markdown_only=markdown)
     if len(checked.parts) < 2:
-        raise Refusal(
-            400, f"a path names its folder first, like notes/{checked.relative}: {checked.relative}"
+        raise BadRequestError(
+            f"a path names its folder first, like notes/{checked.relative}: {checked.relative}"
         )
     folder = existing(engine.docs_dir, checked.parts[0]).name
     return folder, "/".join(checked.parts[1:])
 
 
 def too_big(shown: str, size: int) -> Refusal:
-    return Refusal(
-        413,
+    return TooLargeError(
         f"{shown} is {size / 2**20:.1f} MiB, over the {MAX_DOC_BYTES >> 20} MiB the web UI opens and "
         "renders: open it from the disk, or split it into smaller documents",
     )
@@ -141,7 +121,7 @@ def rendered(engine: Engine, folder: str, inside: str, text: str) -> Rendered:
             try:
                 checked = check_path(posixpath.normpath(candidate), markdown_only=False)
                 info = files.lstat(root, checked.parts)
-            except (Refusal, OSError, files.NotAFolderError):
+            except (Refusal, OSError, NotAFolderError):
                 continue
             if info is not None and stat.S_ISREG(info.st_mode):
                 return f"{folder}/{checked.relative}"
@@ -164,126 +144,158 @@ def rendered_json(result: Rendered) -> dict[str, Any]:
     }
 
 
+async def preview_body(request: Request) -> PreviewBody:
+    return body_of(PreviewBody, await read_json_object(request, MAX_DOC_BODY))
+
+
+def listed(engine: Engine, folder: str | None) -> dict[str, Any]:
+    """GET /api/docs: every indexed document, or a folder's."""
+    if folder is not None:
+        existing(engine.docs_dir, folder)
+    entries = engine.documents()
+    listed = [
+        entry_json(path, entry)
+        for path, entry in sorted(entries.items())
+        if folder is None or path.startswith(f"{folder}/")
+    ]
+    return {"docs": listed}
+
+
+def opened(engine: Engine, path: str) -> tuple[str, str, bytes, dict[str, Any]]:
+    """A document read from disk: its folder, path inside it, bytes, and what the index says."""
+    folder, inside = split_folder(engine, path, markdown=True)
+    shown = f"{folder}/{inside}"
+    parts = (folder, *inside.split("/"))
+    info = files.lstat(Root(engine.docs_dir), parts, display=path)
+    if info is not None and info.st_size > MAX_DOC_BYTES:
+        raise too_big(shown, info.st_size)
+    data = files.read_file(Root(engine.docs_dir), parts, display=path)
+    if data is None:
+        raise NotFoundError(f"no such document: {shown}")
+    if len(data) > MAX_DOC_BYTES:  # it grew between the look and the read
+        raise too_big(shown, len(data))
+    entry = engine.documents().get(shown)
+    return (
+        folder,
+        inside,
+        data,
+        {
+            "path": shown,
+            "hash": file_hash(data),
+            "title": entry.title if entry else inside.rsplit("/", 1)[-1],
+            "tags": entry.tags if entry else [],
+            "aliases": entry.aliases if entry else [],
+            "indexed": entry is not None,
+            # What hides it from search (docs/web.md#screens): always documents of its own folder.
+            "superseded_by": entry.superseded_by if entry else [],
+        },
+    )
+
+
+def document_json(engine: Engine, path: str) -> dict[str, Any]:
+    """GET /api/doc: the document's text as the editor opens it, and what the index says of it."""
+    _folder, _inside, data, described = opened(engine, path)
+    text = data.decode("utf-8", errors="replace")
+    return {**described, "text": text.replace("\r\n", "\n"), "crlf": "\r\n" in text}
+
+
+def render_json(engine: Engine, path: str) -> dict[str, Any]:
+    """GET /api/render: the document as HTML, with the documents that link to it."""
+    folder, inside, data, described = opened(engine, path)
+    try:
+        linking = backlinks_of(place_of(engine, folder), inside)["backlinks"]
+    except Refusal:  # not indexed (yet): nothing links to it as far as the index knows
+        linking = []
+    assert isinstance(linking, list)
+    return {
+        **described,
+        "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
+        **rendered_json(rendered(engine, folder, inside, data.decode("utf-8", errors="replace"))),
+    }
+
+
+def search_json(engine: Engine, folder: str, query: str, tag: str, top_k: int) -> dict[str, Any]:
+    """GET /api/search: one folder's hits, their paths from the docs dir."""
+    name = existing(engine.docs_dir, folder).name
+    hits = engine.recall(query, top_k, SearchFilters(tag=tag), scope=Scope(name), kind="api")
+    found = []
+    for hit in hits:
+        data = hit_json(hit)
+        data["path"] = f"{name}/{hit.path}"
+        found.append(data)
+    return {"hits": found}
+
+
+def resolved_json(engine: Engine, source: str, link: str) -> dict[str, Any]:
+    """GET /api/resolve: the document a wikilink in `source` names, as agents' links resolve."""
+    folder, inside = split_folder(engine, source, markdown=False)
+    entries = engine.documents()
+    index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, f"{folder}/")
+    resolved = resolve_wikilink(index, link, inside)
+    if resolved is None or resolved.path is None:
+        raise NotFoundError(f"no document in {folder} by that name or alias: {link}")
+    answer: dict[str, Any] = {"path": f"{folder}/{resolved.path}"}
+    if resolved.anchor:
+        answer["anchor"] = resolved.anchor
+    return answer
+
+
+def backlinks_json(engine: Engine, path: str) -> dict[str, Any]:
+    folder, inside = split_folder(engine, path, markdown=False)
+    found = backlinks_of(place_of(engine, folder), inside)
+    linking = found["backlinks"]
+    assert isinstance(linking, list)
+    return {
+        "path": f"{folder}/{found['path']}",
+        "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
+    }
+
+
+def file_response(engine: Engine, path: str) -> Response:
+    """GET /api/file: an attachment's bytes, sent so that a browser never runs or lays it out."""
+    folder, inside = split_folder(engine, path, markdown=False)
+    parts = (folder, *inside.split("/"))
+    info = files.lstat(Root(engine.docs_dir), parts, display=path)
+    if info is not None and info.st_size > MAX_FILE_BYTES:
+        raise TooLargeError(f"{folder}/{inside} is over {MAX_FILE_BYTES >> 20} MiB: open it from the disk")
+    data = files.read_file(Root(engine.docs_dir), parts, display=path)
+    if data is None:
+        raise NotFoundError(f"no such file: {folder}/{inside}")
+    kind = "text/markdown" if is_markdown(inside) else mimetypes.guess_type(inside)[0]
+    kind = kind or "application/octet-stream"
+    if kind in _ACTIVE_TYPES or kind.startswith("text/"):
+        kind = "text/plain"
+    media = f"{kind}; charset=utf-8" if kind.startswith("text/") else kind
+    return Response(content=data, media_type=media, headers=_FILE_HEADERS)
+
+
 def docs_router(access: ApiAccess) -> APIRouter:
     """The document routes; refusals are answered by the app's one handler (serving/http.py)."""
     router = APIRouter(prefix="/api", dependencies=[Depends(access.authorised)])
-    current = access.current
+    reading_routes(router, access.current)
+    return router
 
-    async def save_body(request: Request) -> SaveBody:
-        return body_of(SaveBody, await read_json_object(request, MAX_DOC_BODY))
 
-    async def preview_body(request: Request) -> PreviewBody:
-        return body_of(PreviewBody, await read_json_object(request, MAX_DOC_BODY))
-
-    async def move_body(request: Request) -> MoveBody:
-        return body_of(MoveBody, await read_json_object(request))
-
-    def synced(engine: Engine) -> bool:
-        """Index the change just written; False when that failed (it is on disk all the same)."""
-        return indexed(place_of(engine, "")) == ""
+def reading_routes(router: APIRouter, current: Callable[[], Engine]) -> None:
+    """What the web UI reads: each route takes the serving engine and answers from the above."""
 
     @router.get("/docs")
     def list_docs(folder: str | None = None) -> dict[str, Any]:
-        engine = current()
-        if folder is not None:
-            existing(engine.docs_dir, folder)
-        entries = engine.documents()
-        listed = [
-            entry_json(path, entry)
-            for path, entry in sorted(entries.items())
-            if folder is None or path.startswith(f"{folder}/")
-        ]
-        return {"docs": listed}
-
-    def opened(engine: Engine, path: str) -> tuple[str, str, bytes, dict[str, Any]]:
-        """A document read from disk: its folder, path inside it, bytes, and what the index says."""
-        folder, inside = split_folder(engine, path, markdown=True)
-        shown = f"{folder}/{inside}"
-        parts = (folder, *inside.split("/"))
-        info = files.lstat(Root(engine.docs_dir), parts, display=path)
-        if info is not None and info.st_size > MAX_DOC_BYTES:
-            raise too_big(shown, info.st_size)
-        data = files.read_file(Root(engine.docs_dir), parts, display=path)
-        if data is None:
-            raise Refusal(404, f"no such document: {shown}")
-        if len(data) > MAX_DOC_BYTES:  # it grew between the look and the read
-            raise too_big(shown, len(data))
-        entry = engine.documents().get(shown)
-        return (
-            folder,
-            inside,
-            data,
-            {
-                "path": shown,
-                "hash": file_hash(data),
-                "title": entry.title if entry else inside.rsplit("/", 1)[-1],
-                "tags": entry.tags if entry else [],
-                "aliases": entry.aliases if entry else [],
-                "indexed": entry is not None,
-                # What hides it from search (docs/web.md#screens): always documents of its own folder.
-                "superseded_by": entry.superseded_by if entry else [],
-            },
-        )
+        return listed(current(), folder)
 
     @router.get("/doc")
     def read_doc(path: str) -> dict[str, Any]:
-        _folder, _inside, data, described = opened(current(), path)
-        text = data.decode("utf-8", errors="replace")
-        return {**described, "text": text.replace("\r\n", "\n"), "crlf": "\r\n" in text}
+        return document_json(current(), path)
 
     @router.get("/render")
     def render(path: str) -> dict[str, Any]:
-        engine = current()
-        folder, inside, data, described = opened(engine, path)
-        try:
-            linking = backlinks_of(place_of(engine, folder), inside)["backlinks"]
-        except Refusal:  # not indexed (yet): nothing links to it as far as the index knows
-            linking = []
-        assert isinstance(linking, list)
-        return {
-            **described,
-            "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
-            **rendered_json(rendered(engine, folder, inside, data.decode("utf-8", errors="replace"))),
-        }
+        return render_json(current(), path)
 
     @router.post("/preview")
     def preview(body: Annotated[PreviewBody, Depends(preview_body)]) -> dict[str, Any]:
         engine = current()
         folder, inside = split_folder(engine, body.path, markdown=True)
         return rendered_json(rendered(engine, folder, inside, body.text))
-
-    @router.post("/doc")
-    def save_doc(
-        response: Response,
-        engine: Annotated[Engine, Depends(access.writable)],
-        body: Annotated[SaveBody, Depends(save_body)],
-    ) -> dict[str, Any]:
-        folder, inside = split_folder(engine, body.path, markdown=True)
-        result = save(
-            Root(engine.docs_dir, (folder,)),
-            inside,
-            body.text,
-            overwrite=body.overwrite,
-            base_hash=body.base_hash,
-            display_path=f"{folder}/{inside}",
-        )
-        response.status_code = 201 if result.created else 200
-        return {
-            "path": f"{folder}/{result.path}",
-            "hash": result.hash,
-            "created": result.created,
-            "indexed": synced(engine),
-        }
-
-    @router.delete("/doc")
-    def delete_doc(
-        engine: Annotated[Engine, Depends(access.writable)], path: str, base_hash: str | None = None
-    ) -> dict[str, Any]:
-        folder, inside = split_folder(engine, path, markdown=True)
-        removed = delete_document(
-            Root(engine.docs_dir, (folder,)), inside, base_hash=base_hash, display_path=f"{folder}/{inside}"
-        )
-        return {"path": f"{folder}/{removed}", "indexed": synced(engine)}
 
     @router.get("/search")
     def search(
@@ -292,79 +304,19 @@ def docs_router(access: ApiAccess) -> APIRouter:
         tag: str = "",
         top_k: Annotated[int, Query(ge=1, le=50)] = 10,
     ) -> dict[str, Any]:
-        engine = current()
-        name = existing(engine.docs_dir, folder).name
-        hits = engine.recall(q, top_k, SearchFilters(tag=tag), scope=Scope(name), kind="api")
-        found = []
-        for hit in hits:
-            data = hit_json(hit)
-            data["path"] = f"{name}/{hit.path}"
-            found.append(data)
-        return {"hits": found}
+        return search_json(current(), folder, q, tag, top_k)
 
     @router.get("/resolve")
     def resolve(
         source: Annotated[str, Query(alias="from")],
         link: Annotated[str, Query(min_length=1, max_length=1024)],
     ) -> dict[str, Any]:
-        engine = current()
-        folder, inside = split_folder(engine, source, markdown=False)
-        entries = engine.documents()
-        index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, f"{folder}/")
-        resolved = resolve_wikilink(index, link, inside)
-        if resolved is None or resolved.path is None:
-            raise Refusal(404, f"no document in {folder} by that name or alias: {link}")
-        answer: dict[str, Any] = {"path": f"{folder}/{resolved.path}"}
-        if resolved.anchor:
-            answer["anchor"] = resolved.anchor
-        return answer
+        return resolved_json(current(), source, link)
 
     @router.get("/backlinks")
     def backlinks(path: str) -> dict[str, Any]:
-        engine = current()
-        folder, inside = split_folder(engine, path, markdown=False)
-        found = backlinks_of(place_of(engine, folder), inside)
-        linking = found["backlinks"]
-        assert isinstance(linking, list)
-        return {
-            "path": f"{folder}/{found['path']}",
-            "backlinks": [{**b, "path": f"{folder}/{b['path']}"} for b in linking],
-        }
-
-    @router.post("/move")
-    def move(
-        engine: Annotated[Engine, Depends(access.writable)], body: Annotated[MoveBody, Depends(move_body)]
-    ) -> dict[str, Any]:
-        folder, source = split_folder(engine, body.source, markdown=False)
-        target_folder, target = split_folder(engine, body.to, markdown=False)
-        if target_folder != folder:
-            raise Refusal(
-                400, f"a move stays within its folder ({folder}); to go elsewhere, save a copy there"
-            )
-        result, pending = moved(place_of(engine, folder), source, target)
-        return {
-            "from": f"{folder}/{result.from_path}",
-            "to": f"{folder}/{result.to_path}",
-            "updated": [f"{folder}/{p}" for p in result.updated],
-            "indexed": pending == "",
-        }
+        return backlinks_json(current(), path)
 
     @router.get("/file")
     def raw_file(path: str) -> Response:
-        engine = current()
-        folder, inside = split_folder(engine, path, markdown=False)
-        parts = (folder, *inside.split("/"))
-        info = files.lstat(Root(engine.docs_dir), parts, display=path)
-        if info is not None and info.st_size > MAX_FILE_BYTES:
-            raise Refusal(413, f"{folder}/{inside} is over {MAX_FILE_BYTES >> 20} MiB: open it from the disk")
-        data = files.read_file(Root(engine.docs_dir), parts, display=path)
-        if data is None:
-            raise Refusal(404, f"no such file: {folder}/{inside}")
-        kind = "text/markdown" if is_markdown(inside) else mimetypes.guess_type(inside)[0]
-        kind = kind or "application/octet-stream"
-        if kind in _ACTIVE_TYPES or kind.startswith("text/"):
-            kind = "text/plain"
-        media = f"{kind}; charset=utf-8" if kind.startswith("text/") else kind
-        return Response(content=data, media_type=media, headers=_FILE_HEADERS)
-
-    return router
+        return file_response(current(), path)

@@ -20,7 +20,6 @@ from ragdown.folders.registry import Folder, list_folders, loose_markdown, token
 from ragdown.serving.api_access import ApiAccess, read_json_object
 
 MANAGER_HEADER = "x-ragdown-manager"
-READER = "reader"
 
 
 def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
@@ -69,9 +68,12 @@ def folders_router(access: ApiAccess) -> APIRouter:
 
     @router.get("/folders")
     def list_all() -> dict[str, Any]:
+        """Every folder; the counts are looked up once for all of them (the operator's resyncs share
+        this listing, so it must not cost a table check per folder)."""
         engine = current()
+        counts = engine.folder_counts()
         return {
-            "folders": [described(engine, f) for f in list_folders(engine.docs_dir)],
+            "folders": [folder_json(f, *counts.get(f.name, (0, 0))) for f in list_folders(engine.docs_dir)],
             "loose_files": loose_markdown(engine.docs_dir),
         }
 

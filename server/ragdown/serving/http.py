@@ -23,6 +23,7 @@ from ragdown.serving.admin_api import admin_router
 from ragdown.serving.api_access import ApiAccess
 from ragdown.serving.auth import identify
 from ragdown.serving.docs_api import docs_router
+from ragdown.serving.docs_write_api import docs_write_router
 from ragdown.serving.folders_api import folders_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
@@ -117,6 +118,25 @@ def create_app(
     settings go over it), the same as `settings` when nothing is saved."""
     app = FastAPI(title="ragdown", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     routes = McpRoutes(engine, settings)
+    health_routes(app, routes, settings)
+    sessions = Sessions()
+    access = ApiAccess(
+        lambda: routes.engine, settings, admin_of(settings), lambda: routes.forward is not None, sessions
+    )
+    app.include_router(session_router(sessions, settings))
+    app.include_router(folders_router(access))
+    app.include_router(docs_router(access))
+    app.include_router(docs_write_router(access))
+    app.include_router(admin_router(access, environment or settings))
+    app.include_router(web_router())
+    app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])(unknown_api)
+    answer_errors(app)
+    app.middleware("http")(keep_alive)
+    return RagdownApp(app, routes, Guard.of(settings))
+
+
+def health_routes(app: FastAPI, routes: McpRoutes, settings: ServerSettings) -> None:
+    """The open routes: status, liveness and readiness (docs/tools.md#status-and-health)."""
 
     @app.get("/api/status")
     def status() -> dict[str, object]:
@@ -155,27 +175,27 @@ def create_app(
             body["primary_reachable"] = bool(reachable())
         return body
 
+
+def admin_of(settings: ServerSettings) -> Callable[[str | None], bool | None]:
     def admin(header: str | None) -> bool | None:
         """True for the admin, False for the agents' token, None for no token this server knows as
         either (a folder's own token is an agent's too, but only its folder can tell)."""
         access = identify(header, settings)
         return None if access is None or access.role == "folder" else access.is_admin
 
-    sessions = Sessions()
-    access = ApiAccess(lambda: routes.engine, settings, admin, lambda: routes.forward is not None, sessions)
-    app.include_router(session_router(sessions, settings))
-    app.include_router(folders_router(access))
-    app.include_router(docs_router(access))
-    app.include_router(admin_router(access, environment or settings))
-    app.include_router(web_router())
+    return admin
 
-    @app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])
-    def unknown_api(rest: str) -> JSONResponse:
-        """An unknown /api path answers 404 before any auth check (docs/tools.md#request-checks); a known one
-        reached with another method, 405."""
-        if rest in KNOWN_API or rest.startswith("folders/"):
-            return JSONResponse({"error": "Method not allowed"}, status_code=405)
-        return JSONResponse({"error": "Not found"}, status_code=404)
+
+def unknown_api(rest: str) -> JSONResponse:
+    """An unknown /api path answers 404 before any auth check (docs/tools.md#request-checks); a known one
+    reached with another method, 405."""
+    if rest in KNOWN_API or rest.startswith("folders/"):
+        return JSONResponse({"error": "Method not allowed"}, status_code=405)
+    return JSONResponse({"error": "Not found"}, status_code=404)
+
+
+def answer_errors(app: FastAPI) -> None:
+    """Errors are `{"error": msg}` everywhere (docs/tools.md#request-checks)."""
 
     @app.exception_handler(RagdownError)
     async def refused(request: Request, error: RagdownError) -> JSONResponse:
@@ -191,15 +211,12 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def json_errors(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        """Errors are `{"error": msg}` everywhere (docs/tools.md#request-checks), FastAPI's own 404/405
-        included."""
+        """FastAPI's own 404/405 included."""
         message = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, str(exc.detail))
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
-    @app.middleware("http")
-    async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:
-        response = await call_next(request)
-        response.headers["Keep-Alive"] = "timeout=75"  # type: ignore[attr-defined]
-        return response
 
-    return RagdownApp(app, routes, Guard.of(settings))
+async def keep_alive(request: object, call_next: Callable[[object], Awaitable[object]]) -> object:
+    response = await call_next(request)
+    response.headers["Keep-Alive"] = "timeout=75"  # type: ignore[attr-defined]
+    return response

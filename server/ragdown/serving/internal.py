@@ -17,18 +17,22 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragdown.errors import Refusal
 from ragdown.serving.auth import ADMIN, CALLER, bearer, same_token
+from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.mcp_routes import McpRoutes
-from ragdown.serving.root import ROOT_ONLY_TOOLS
+from ragdown.serving.root_tools import ROOT_TOOLS
 from ragdown.serving.tools import WRITE_TOOLS
 
-# What a reader forwards: the write tools, and the root endpoint's own (create a folder, reindex all).
-FORWARDED_TOOLS = WRITE_TOOLS | ROOT_ONLY_TOOLS
+# What a reader forwards: the write tools, the root endpoint's own among them.
+FORWARDED_TOOLS = WRITE_TOOLS
+# Those a reader's root endpoint forwards naming no folder (create a folder, reindex all).
+ROOT_FORWARDED = frozenset(t.name for t in (*TOOLS, *ROOT_TOOLS) if t.writes and t.on_root == "whole")
 MAX_INTERNAL_BODY = 1024 * 1024 + 64 * 1024  # an MCP body's limit, and room for the envelope
 
 
@@ -49,6 +53,58 @@ class MemoryCall(BaseModel):
     ids: list[str] = []
 
 
+def refused(message: str) -> dict[str, Any]:
+    return {"text": message, "is_error": True}
+
+
+def server_for(routes: McpRoutes, call: ToolCall) -> MCPServer | str:
+    """The server that runs a forwarded call, decided again as for an agent; or why none does."""
+    if call.tool not in FORWARDED_TOOLS:
+        return f"{call.tool} is not run by the primary for readers"
+    if call.folder is None:
+        if not routes.engine.settings.root_mcp or call.tool not in ROOT_FORWARDED:
+            return "no folder with MCP turned on at this path"
+        # Not counted here: the reader the agent called counted it (one count per call).
+        return routes.root_server(ADMIN, counted=False)
+    sub = [s for s in call.path.split("/") if s] if call.path else []
+    folder = routes.folder_at(call.folder, sub)
+    if folder is None:
+        return "Not found: no folder with MCP turned on at this path"
+    endpoint = replace(routes.endpoint_for(folder, sub), metrics=None)  # counted by the reader too
+    if not endpoint.enabled(call.tool):
+        return f"{call.tool} is turned off for this folder"
+    return routes.server(endpoint)
+
+
+async def run_forwarded(routes: McpRoutes, call: ToolCall) -> dict[str, Any]:
+    """POST /internal/tool: a reader's write tool, run as the reader's caller; the answer unchanged."""
+    server = server_for(routes, call)
+    if isinstance(server, str):
+        return refused(server)
+    caller = CALLER.set(call.caller)
+    try:
+        result = await server.call_tool(call.tool, call.arguments)
+    except ToolError as error:  # ToolServer answers bad arguments itself; this is any other refusal
+        return refused(f"{call.tool}: {str(error).splitlines()[0]}")
+    finally:
+        CALLER.reset(caller)
+    content = getattr(result, "content", [])
+    text = "".join(getattr(c, "text", "") for c in content)
+    return {"text": text, "is_error": bool(getattr(result, "is_error", False))}
+
+
+def remembered(routes: McpRoutes, call: MemoryCall) -> dict[str, list[str]]:
+    """POST /internal/memory: the hook's session memory, kept by the primary for every reader."""
+    memory = routes.engine.memory
+    if call.op == "seen":
+        return {"ids": sorted(memory.seen(call.key))}
+    if call.op == "add":
+        memory.add(call.key, call.ids)
+    else:
+        memory.forget(call.key)
+    return {"ids": []}
+
+
 def internal_app(routes: McpRoutes, token: str) -> FastAPI:
     """The internal API over the primary's `routes` (its engine, servers and switches)."""
     app = FastAPI(title="ragdown-internal", docs_url=None, redoc_url=None, openapi_url=None)
@@ -61,52 +117,24 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
         if declared is not None and declared.isdigit() and int(declared) > MAX_INTERNAL_BODY:
             raise HTTPException(status_code=413, detail="Body too large")
 
-    def refused(message: str) -> dict[str, Any]:
-        return {"text": message, "is_error": True}
-
     @app.get("/internal/ping", dependencies=[Depends(check)])
     def ping() -> dict[str, bool]:
         return {"primary": True}
 
     @app.post("/internal/tool", dependencies=[Depends(check)])
     async def tool(call: ToolCall) -> dict[str, Any]:
-        if call.tool not in FORWARDED_TOOLS:
-            return refused(f"{call.tool} is not run by the primary for readers")
-        if call.folder is None:
-            if not routes.engine.settings.root_mcp or call.tool not in ROOT_ONLY_TOOLS | {"ragdown_reindex"}:
-                return refused("no folder with MCP turned on at this path")
-            server = routes.root_server(ADMIN)
-        else:
-            sub = [s for s in call.path.split("/") if s] if call.path else []
-            folder = routes.folder_at(call.folder, sub)
-            if folder is None:
-                return refused("Not found: no folder with MCP turned on at this path")
-            # Not counted here: the reader the agent called counted it (one count per call).
-            endpoint = replace(routes.endpoint_for(folder, sub), metrics=None)
-            if not endpoint.enabled(call.tool):
-                return refused(f"{call.tool} is turned off for this folder")
-            server = routes.server(endpoint)
-        caller = CALLER.set(call.caller)
-        try:
-            result = await server.call_tool(call.tool, call.arguments)
-        except ToolError as error:  # ToolServer answers bad arguments itself; this is any other refusal
-            return refused(f"{call.tool}: {str(error).splitlines()[0]}")
-        finally:
-            CALLER.reset(caller)
-        content = getattr(result, "content", [])
-        text = "".join(getattr(c, "text", "") for c in content)
-        return {"text": text, "is_error": bool(getattr(result, "is_error", False))}
+        return await run_forwarded(routes, call)
 
     @app.post("/internal/memory", dependencies=[Depends(check)])
     def memory(call: MemoryCall) -> dict[str, list[str]]:
-        memory = routes.engine.memory
-        if call.op == "seen":
-            return {"ids": sorted(memory.seen(call.key))}
-        if call.op == "add":
-            memory.add(call.key, call.ids)
-        else:
-            memory.forget(call.key)
-        return {"ids": []}
+        return remembered(routes, call)
+
+    answer_errors(app)
+    return app
+
+
+def answer_errors(app: FastAPI) -> None:
+    """Errors as `{"error": message}`, as on the public listener."""
 
     @app.exception_handler(UnicodeError)
     async def not_text(request: Request, error: UnicodeError) -> JSONResponse:
@@ -121,5 +149,3 @@ def internal_app(routes: McpRoutes, token: str) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": str(error.detail)}, status_code=error.status_code)
-
-    return app

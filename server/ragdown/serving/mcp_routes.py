@@ -28,11 +28,12 @@ from ragdown.errors import RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, Unauthorized, caller_label, identify
+from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify, unauthorized
 from ragdown.serving.metrics import Metrics
+from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply
 from ragdown.serving.root import RootEndpoint, build_root_server
-from ragdown.serving.tools import Endpoint, Forward, build_server
+from ragdown.serving.tools import Endpoint, build_server
 from ragdown.settings import ServerSettings
 
 MAX_MCP_BODY = 1024 * 1024
@@ -109,7 +110,7 @@ class McpRoutes:
         )
         self._servers_lock = threading.Lock()
         self.admission = Admission(self.settings.max_concurrent, self.settings.max_queue)
-        self._roots: dict[Access, MCPServer] = {}
+        self._roots: dict[tuple[Access, bool], MCPServer] = {}
         self._managers: dict[MCPServer, StreamableHTTPSessionManager] = {}
         self._tasks: dict[MCPServer, tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = {}
         self.forward: Forward | None = None
@@ -154,12 +155,15 @@ class McpRoutes:
         self._servers.clear()
         self._roots.clear()
 
-    def root_server(self, access: Access = ADMIN) -> MCPServer:
+    def root_server(self, access: Access = ADMIN, *, counted: bool = True) -> MCPServer:
         """The root server for one kind of caller: it covers the MCP folders that caller reaches, looked
-        up on every call; built once per caller kind (each folder token is its own kind)."""
-        server = self._roots.get(access)
+        up on every call; built once per caller kind (each folder token is its own kind). `counted`
+        false: its calls are left out of the metrics (a reader's forwarded call, counted there)."""
+        metrics = self.metrics if counted else None
+        key = (access, metrics is not None)
+        server = self._roots.get(key)
         if server is None:
-            server = self._roots[access] = build_root_server(
+            server = self._roots[key] = build_root_server(
                 RootEndpoint(
                     self.engine,
                     read_only=self.settings.read_only,
@@ -169,6 +173,7 @@ class McpRoutes:
                     reaches=access.reaches,
                     can_create=access.role != "folder",
                     caller=f"{access.role}:{access.digest}",
+                    metrics=metrics,
                 )
             )
         return server
@@ -212,32 +217,19 @@ class McpRoutes:
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         access = identify(authorization, self.settings)
         if access is None:
-            await send_error(send, Unauthorized(authorization))
+            await send_error(send, unauthorized(authorization))
             return
         raw = (scope.get("raw_path") or scope["path"].encode()).split(b"?", 1)[0]
         segments = split_mcp_path(raw[len(b"/mcp") :])
-        server: MCPServer | None = None
-        reached: list[Folder] = []
-        if segments == []:
-            if not self.engine.settings.root_mcp:
-                if self._unknown(access):
-                    await send_error(send, Unauthorized(authorization))
-                else:
-                    await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
-                return
-            # Checked first: a token no folder takes must not get a root server of its own.
-            # Only a folder token needs the folders it reaches (to exist at all, and to be named).
-            if access.role == "folder":
-                reached = [f for f in self._mcp_folders() if access.reaches(f)]
-            if access.role != "folder" or reached:
-                server = self.root_server(access)
-        elif segments is not None:
-            folder = self.folder_at(segments[0], segments[1:])
-            if folder is not None and access.reaches(folder):
-                server = self.server(self.endpoint_for(folder, segments[1:]))
-                reached = [folder]
+        if segments == [] and not self.engine.settings.root_mcp:
+            if self._unknown(access):
+                await send_error(send, unauthorized(authorization))
+            else:
+                await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
+            return
+        server, reached = self._server_at(access, segments)
         if server is None and self._unknown(access):
-            await send_error(send, Unauthorized(authorization))  # a token no folder takes
+            await send_error(send, unauthorized(authorization))  # a token no folder takes
             return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)
@@ -245,14 +237,37 @@ class McpRoutes:
         if scope["method"] in ("GET", "DELETE"):
             await send_json(send, 405, STATELESS, [(b"allow", b"POST")])
             return
+        await self._answer(server, caller_label(access, reached), scope, receive, send)
+
+    def _server_at(self, access: Access, segments: list[str] | None) -> tuple[MCPServer | None, list[Folder]]:
+        """The server for the MCP path `segments` (root `/mcp` for none) as `access` reaches it, and
+        the folders that names; no server for a path it does not reach."""
+        if segments == []:
+            # Checked first: a token no folder takes must not get a root server of its own.
+            # Only a folder token needs the folders it reaches (to exist at all, and to be named).
+            if access.role != "folder":
+                return self.root_server(access), []
+            reached = [f for f in self._mcp_folders() if access.reaches(f)]
+            return (self.root_server(access) if reached else None), reached
+        if segments is None:
+            return None, []
+        folder = self.folder_at(segments[0], segments[1:])
+        if folder is None or not access.reaches(folder):
+            return None, []
+        return self.server(self.endpoint_for(folder, segments[1:])), [folder]
+
+    async def _answer(
+        self, server: MCPServer, caller: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """The call itself, on the server's transport, with who calls noted for a write's stamp."""
         manager = await self.manager(server)
         notes = CallNotes()
         token = CALL_NOTES.set(notes)
-        caller = CALLER.set(caller_label(access, reached))
+        called = CALLER.set(caller)
         try:
             await manager.handle_request(scope, receive, noting(send, notes))
         finally:
-            CALLER.reset(caller)
+            CALLER.reset(called)
             CALL_NOTES.reset(token)
 
     def _unknown(self, access: Access) -> bool:

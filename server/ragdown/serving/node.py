@@ -16,7 +16,7 @@ import uvicorn
 
 from ragdown import __version__
 from ragdown.engine import Engine, index_location
-from ragdown.indexing.store import IndexNotReadyError
+from ragdown.errors import IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock

@@ -3,9 +3,7 @@ status, and the headers that go with it (a Bearer challenge on 401, Retry-After 
 
 from __future__ import annotations
 
-from ragdown.errors import RagdownError
-from ragdown.serving.admission import RETRY_AFTER_S, OverloadedError
-from ragdown.serving.auth import Unauthorized
+from ragdown.errors import RETRY_AFTER_S, OverloadedError, RagdownError, Unauthorized
 
 Reply = tuple[int, dict[str, str], list[tuple[str, str]]]
 

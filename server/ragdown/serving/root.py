@@ -1,7 +1,9 @@
 """Root `/mcp` (docs/tools.md#root-mcp, with `RAGDOWN_ROOT_MCP`): one server over every folder with MCP on.
 
-Each folder tool takes `folder`. Tools that act on one document need it; searches, lists, the hook
-and stats cover every MCP folder without it, each line or hit marked `[<folder>] `.
+It lists the folder tools, each as defined once (serving/folder_tools.py) plus an optional `folder`,
+and the root's own (serving/root_tools.py). A call naming a folder runs as on `/mcp/<folder>`; one
+naming none runs at the `RootEndpoint` itself, which covers every MCP folder the caller reaches and
+marks each line or hit `[<folder>] `. Tools that act on one document need a folder.
 """
 
 from __future__ import annotations
@@ -9,53 +11,35 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.catalog import DocEntry, list_line, listing, select
 from ragdown.documents.paths import shown
+from ragdown.editing import Place
 from ragdown.engine import Engine
-from ragdown.errors import Refusal
-from ragdown.folders.manage import create_folder
+from ragdown.errors import BadRequestError, ForbiddenError, NotFoundError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
-from ragdown.search.filters import SearchFilters, normalised_tag
-from ragdown.search.format import format_hit
 from ragdown.serving.admission import Admission
-from ragdown.serving.formats import NO_MATCHES, compact, hit_json
+from ragdown.serving.folder_tools import TOOLS
+from ragdown.serving.metrics import Metrics
+from ragdown.serving.reach import Forward
+from ragdown.serving.root_tools import ROOT_TOOLS
+from ragdown.serving.tool_registry import ToolDefinition, ToolFunction
 from ragdown.serving.tool_server import ToolServer
-from ragdown.serving.tools import (
-    READ,
-    WRITE,
-    Endpoint,
-    Forward,
-    WrittenBy,
-    folder_tools,
-    guarded,
-    report_in_view,
-    stats_json,
-    tools_by_name,
-)
+from ragdown.serving.tools import Endpoint, guarded, run_at
 
-# Tools only the root endpoint has: a reader forwards them to the primary's root server.
-ROOT_ONLY_TOOLS = frozenset({"ragdown_create_folder"})
-NEEDS_FOLDER = frozenset(
-    {
-        "ragdown_read_doc",
-        "ragdown_backlinks",
-        "ragdown_remember",
-        "ragdown_write",
-        "ragdown_edit",
-        "ragdown_move",
-        "ragdown_delete",
-    }
+INSTRUCTIONS = (
+    "Search the user's Markdown folders (ragdown_folders lists them). Call ragdown_recall before "
+    "answering a question the documents might cover, then ragdown_read_doc (with its folder) to read "
+    "around a hit before relying on it."
 )
+FOLDER_NOTE = "\n\n`folder`: which folder (see ragdown_folders)."
 
 
 @dataclass
 class RootEndpoint:
+    """Root `/mcp` for one kind of caller, and where a call naming no folder runs (serving/reach.py)."""
+
     engine: Engine
     read_only: bool = False
     disabled: frozenset[str] = field(default_factory=frozenset)
@@ -68,6 +52,8 @@ class RootEndpoint:
     can_create: bool = True
     # The caller kind (serving/auth.py): the root hook's session memory is its own per kind.
     caller: str = ""
+    # Counts every call (docs/cluster.md#server-metrics); a call naming a folder counts its search there.
+    metrics: Metrics | None = None
 
     def folders(self, tool: str | None = None) -> list[Folder]:
         """The MCP folders this caller reaches (and, with `tool`, that have not turned it off)."""
@@ -77,10 +63,11 @@ class RootEndpoint:
             if f.mcp and self.reaches(f) and (tool is None or tool not in f.disabled_tools)
         ]
 
-    def folder(self, name: str) -> Endpoint:
+    def endpoint(self, name: str) -> Endpoint:
+        """The folder `name` as its own `/mcp/<name>` serves it, with its own switches added."""
         found = read_folder(self.engine.docs_dir, name)
         if found is None or not found.mcp or not self.reaches(found):
-            raise Refusal(404, f'no folder with MCP turned on named "{shown(name)}"')
+            raise NotFoundError(f'no folder with MCP turned on named "{shown(name)}"')
         return Endpoint(
             engine=self.engine,
             scope=Scope(name),
@@ -90,234 +77,89 @@ class RootEndpoint:
             disabled=self.disabled | found.disabled_tools,
             admission=self.admission,
             forward=self.forward,
+            metrics=self.metrics,
         )
 
-    def within(self, tool: str | None = None) -> tuple[str, ...]:
-        return tuple(f"{f.name}/" for f in self.folders(tool))
+    def enabled(self, tool: ToolDefinition) -> bool:
+        if tool.name in self.disabled or (self.read_only and tool.writes):
+            return False
+        return self.can_create or tool.name != "ragdown_create_folder"
+
+    def tenant(self, arguments: dict[str, Any]) -> str:
+        """Whose admission share a root call takes: the folder it names, else the caller's own."""
+        named = arguments.get("folder")
+        return named if isinstance(named, str) and named else f"/{self.caller}"
+
+    def names(self) -> str:
+        return ", ".join(f.name for f in self.folders()) or "(none: create one with ragdown_create_folder)"
+
+    def folder_required(self) -> Refusal:
+        return BadRequestError(f"folder is required: one of {self.names()}")
+
+    # Where a call naming no folder runs (serving/reach.py): every folder the caller reaches, paths
+    # from the docs dir, hits and lines marked with their folder, a hook memory per caller kind.
+    @property
+    def scope(self) -> Scope:
+        return Scope()
+
+    @property
+    def local(self) -> bool:
+        return False
+
+    @property
+    def source(self) -> str:
+        return "/mcp"
+
+    @property
+    def forward_to(self) -> tuple[str | None, str]:
+        return None, ""
+
+    @property
+    def counts(self) -> Metrics | None:
+        return None  # no one folder to count a search over several under (its tool call counts)
+
+    @property
+    def counted_as(self) -> str:
+        return ""
+
+    def within(self, tool: str) -> tuple[str, ...] | None:
+        return self.prefixes(tool)
+
+    def prefixes(self, tool: str | None = None, path_prefix: str = "") -> tuple[str, ...]:
+        return tuple(Scope(f.name).search_prefix(path_prefix) for f in self.folders(tool))
+
+    def split(self, path: str) -> tuple[str | None, Scope]:
+        folder = path.split("/", 1)[0]
+        return folder, Scope(folder)
+
+    def place(self) -> Place:
+        raise self.folder_required()
 
 
-def _with_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[..., str]:
-    """`run` under `tool`'s name, docstring and arguments, plus an optional `folder`."""
-    signature = inspect.signature(tool, eval_str=True)  # real types: the tools' annotations are strings
-    folder = inspect.Parameter("folder", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=str | None)
-    run.__name__ = tool.__name__
-    run.__doc__ = (tool.__doc__ or "") + "\n\n`folder`: which folder (see ragdown_folders)."
-    run.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in signature.parameters.values()]
-        + [folder]
-    )
-    run.__annotations__ = {
-        **{name: p.annotation for name, p in signature.parameters.items()},
-        "folder": str | None,
-        "return": str,
-    }
-    return run
+def root_tool(root: RootEndpoint, tool: ToolDefinition) -> ToolFunction:
+    """`tool` on root `/mcp`: with a `folder`, run as on `/mcp/<folder>`; without, at the root."""
+    if tool.on_root == "whole":
+        return run_at(tool, root)
+
+    def run(folder: str | None = None, **arguments: Any) -> str:
+        if folder:
+            endpoint = root.endpoint(folder)
+            if not endpoint.enabled(tool.name):
+                raise ForbiddenError(f"{tool.name} is turned off for folder {folder}")
+            return run_at(tool, endpoint)(**arguments)
+        if tool.on_root == "folder":
+            raise root.folder_required()
+        return run_at(tool, root)(**arguments)
+
+    named = inspect.Parameter("folder", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=str | None)
+    signature = tool.arguments.replace(parameters=[*tool.arguments.parameters.values(), named])
+    return tool.named(run, signature, FOLDER_NOTE)
 
 
 def build_root_server(root: RootEndpoint) -> ToolServer:
-    engine = root.engine
-    server = ToolServer(
-        name="ragdown",
-        title="ragdown",
-        instructions="Search the user's Markdown folders (ragdown_folders lists them). Call ragdown_recall "
-        "before answering a question the documents might cover, then ragdown_read_doc (with its folder) "
-        "to read around a hit before relying on it.",
-    )
-    template = Endpoint(engine=engine, scope=Scope(), name="ragdown", title="ragdown")
-
-    def tenant(arguments: dict[str, Any]) -> str:
-        """Whose admission share a root call takes: the folder it names, else the caller's own."""
-        named = arguments.get("folder")
-        return named if isinstance(named, str) and named else f"/{root.caller}"
-
-    def in_folders(path: str) -> bool:
-        """A path in a folder this caller reaches."""
-        return path.startswith(root.within())
-
-    def names() -> str:
-        return ", ".join(f.name for f in root.folders()) or "(none: create one with ragdown_create_folder)"
-
-    def everywhere(name: str, kwargs: dict[str, Any]) -> str:
-        if name in NEEDS_FOLDER:
-            raise Refusal(400, f"folder is required: one of {names()}")
-        if name == "ragdown_recall":
-            return recall_all(**kwargs)
-        if name == "ragdown_list":
-            return list_all(**kwargs)
-        if name == "ragdown_context":
-            return context_all(**kwargs)
-        if name == "ragdown_stats":
-            return stats_all(**kwargs)
-        if name == "ragdown_reindex":
-            if root.forward is not None:
-                text, is_error = root.forward(name, None, "", kwargs)
-                if is_error:
-                    raise Refusal(400, text)
-                return text
-            if kwargs.get("full"):
-                engine.claim_full_reindex()
-            report = engine.sync(full=bool(kwargs.get("full")))
-            return compact(report_in_view(report, in_folders, lambda path: path))
-        raise Refusal(400, f"{name} needs a folder: one of {names()}")
-
-    def recall_all(
-        query: str,
-        top_k: int = 8,
-        path_prefix: str = "",
-        tag: str = "",
-        written_by: WrittenBy | None = None,
-        format: Literal["text", "json"] = "text",
-        max_chars: int | None = None,
-    ) -> str:
-        within = root.within("ragdown_recall")
-        filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by, within=within)
-        hits = engine.recall(query, top_k, filters)
-        split = [(h.path.split("/", 1)[0], h) for h in hits]
-        if format == "json":
-            out = []
-            for folder, hit in split:
-                data = hit_json(hit)
-                data["path"] = Scope(folder).relative(hit.path)
-                out.append({"folder": folder, **data})
-            return compact({"hits": out})
-        if not hits:
-            return NO_MATCHES
-        limit = engine.settings.text_limit if max_chars is None else max_chars
-        blocks = []
-        for n, (folder, hit) in enumerate(split, start=1):
-            local = type(hit)(**{**hit.__dict__, "path": Scope(folder).relative(hit.path)})
-            blocks.append(f"[{n}] [{folder}] {format_hit(local, limit)}")
-        return "\n\n".join(blocks)
-
-    def list_all(
-        path_prefix: str = "",
-        tag: str = "",
-        written_by: WrittenBy | None = None,
-        session_id: str | None = None,
-        sort: Literal["path", "recent"] = "path",
-        limit: int = 100,
-    ) -> str:
-        folders = root.folders("ragdown_list")
-        entries = select(
-            engine.documents().values(),
-            tuple(Scope(f.name).search_prefix(path_prefix) for f in folders),
-            tag=normalised_tag(SearchFilters(tag=tag)),
-            written_by=written_by,
-            session=session_id or None,
-            recent=sort == "recent",  # across folders, not folder by folder
-        )
-
-        def line(entry: DocEntry) -> str:
-            folder = entry.path.split("/", 1)[0]
-            return f"[{folder}] {list_line(entry, Scope(folder))}"
-
-        return listing(entries, limit, line)
-
-    def context_all(
-        prompt: str = "",
-        session_id: str | None = None,
-        reset: bool = False,
-        format: Literal["text", "claude-code"] = "text",
-        top_k: TopK | None = None,
-        min_score: MinScore | None = None,
-        min_ratio: MinRatio | None = None,
-        max_chars: MaxChars | None = None,
-    ) -> str:
-        overrides = HookOverrides(
-            top_k=top_k, min_score=min_score, min_ratio=min_ratio, max_chars=max_chars
-        ).given()
-        result = engine.context(
-            prompt,
-            session_id=session_id or None,
-            reset=reset,
-            output=format,
-            overrides=overrides,
-            within=root.within("ragdown_context"),
-            source="/mcp",
-            caller=root.caller,
-        )
-        return result.text
-
-    def stats_all(include_files: bool = False) -> str:
-        inside = root.within("ragdown_stats")
-        entries = [e for e in engine.documents().values() if e.path.startswith(inside)] if inside else []
-        return stats_json(
-            engine,
-            entries,
-            docs_dir=None,
-            scope=None,
-            local=False,
-            reader=False,
-            read_only=root.read_only,
-            in_view=in_folders,
-            shown_as=lambda path: path,
-            include_files=include_files,
-        )
-
-    def make(tool: Callable[..., str]) -> Callable[..., str]:
-        def run(**kwargs: Any) -> str:
-            folder = kwargs.pop("folder", None)
-            if folder:
-                endpoint = root.folder(folder)
-                if not endpoint.enabled(tool.__name__):
-                    raise Refusal(403, f"{tool.__name__} is turned off for folder {folder}")
-                return tools_by_name(endpoint)[tool.__name__](**kwargs)
-            return everywhere(tool.__name__, kwargs)
-
-        return _with_folder(tool, run)
-
-    for tool, hints in folder_tools(template):
-        if tool.__name__ in root.disabled or (
-            root.read_only and hints is not READ and tool.__name__ != "ragdown_context"
-        ):
-            continue
-        wrapped = make(tool)
-        if tool.__name__ == "ragdown_reindex":
-            wrapped = tool_without_folder(tool, lambda **kw: everywhere("ragdown_reindex", kw))
-        server.add_tool(
-            guarded(wrapped, root.admission, folder=tenant), annotations=hints, structured_output=False
-        )
-
-    def ragdown_folders() -> str:
-        """The folders with MCP turned on: name, title and how many documents each holds."""
-        folders = root.folders()
-        if not folders:
-            return "No folders with MCP turned on."
-        entries = engine.documents()
-        lines = []
-        for f in folders:
-            count = sum(1 for p in entries if p.startswith(f.name + "/"))
-            lines.append(f"{f.name} — {f.title} ({count} documents)")
-        return "\n".join(lines)
-
-    def ragdown_create_folder(name: Annotated[str, Field(min_length=1)], title: str | None = None) -> str:
-        """Create a new folder with MCP turned on (for notes of a new project or team)."""
-        if root.forward is not None:  # a reader: the primary creates it, as it runs every write
-            text, is_error = root.forward("ragdown_create_folder", None, "", {"name": name, "title": title})
-            if is_error:
-                raise Refusal(400, text)
-            return text
-        create_folder(
-            engine.docs_dir, name, {"title": title, "mcp": True}, created_by="ragdown_create_folder"
-        )
-        return f"created folder {name} (/mcp/{name})"
-
-    server.add_tool(
-        guarded(ragdown_folders, root.admission, folder=tenant), annotations=READ, structured_output=False
-    )
-    if root.can_create and not root.read_only and "ragdown_create_folder" not in root.disabled:
-        server.add_tool(
-            guarded(ragdown_create_folder, root.admission, folder=tenant),
-            annotations=WRITE,
-            structured_output=False,
-        )
+    server = ToolServer(name="ragdown", title="ragdown", instructions=INSTRUCTIONS)
+    for tool in (*TOOLS, *ROOT_TOOLS):
+        if root.enabled(tool):
+            run = guarded(root_tool(root, tool), root.admission, root.metrics, folder=root.tenant)
+            server.add_tool(run, annotations=tool.hints, structured_output=False)
     return server
-
-
-def tool_without_folder(tool: Callable[..., str], run: Callable[..., str]) -> Callable[..., str]:
-    run.__name__ = tool.__name__
-    run.__doc__ = tool.__doc__
-    signature = inspect.signature(tool, eval_str=True)
-    run.__signature__ = signature  # type: ignore[attr-defined]
-    run.__annotations__ = {name: p.annotation for name, p in signature.parameters.items()}
-    return run

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragdown.errors import Refusal
+from ragdown.errors import ForbiddenError, Unauthorized
 from ragdown.serving.api_access import body_of, read_json_object
-from ragdown.serving.auth import Unauthorized, identify
+from ragdown.serving.auth import identify
 from ragdown.serving.sessions import (
     COOKIE,
     COOKIE_PATH,
@@ -52,12 +52,12 @@ def session_router(sessions: Sessions, settings: ServerSettings) -> APIRouter:
     async def sign_in(request: Request) -> JSONResponse:
         body = body_of(SignIn, await read_json_object(request))
         if not settings.admin_token and not settings.secure_local_net:
-            raise Refusal(403, ADMIN_OFF)
+            raise ForbiddenError(ADMIN_OFF)
         access = identify(f"Bearer {body.token}", settings)
         if access is not None and access.role == "agent":
-            raise Refusal(403, AGENT_TOKEN)
+            raise ForbiddenError(AGENT_TOKEN)
         if access is None or not access.is_admin:
-            raise Unauthorized(None, NOT_ADMIN_TOKEN)
+            raise Unauthorized(NOT_ADMIN_TOKEN)
         old = request.cookies.get(COOKIE)
         if old:  # a new sign-in replaces this browser's old session
             sessions.end(old)

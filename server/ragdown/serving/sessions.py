@@ -24,8 +24,7 @@ from collections.abc import Callable
 
 from fastapi import Request
 
-from ragdown.errors import Refusal
-from ragdown.serving.auth import Unauthorized
+from ragdown.errors import ForbiddenError, Unauthorized
 
 COOKIE = "ragdown_session"
 COOKIE_PATH = "/api"  # never sent to /mcp, nor to the page and its files
@@ -97,9 +96,9 @@ def is_tls(request: Request) -> bool:
 def check_cookie_request(request: Request) -> None:
     """Refuse a cookie-authenticated request that does not come from the UI's own page."""
     if request.headers.get("sec-fetch-site", "same-origin").lower() not in OWN_SITE:
-        raise Refusal(403, CROSS_SITE)
+        raise ForbiddenError(CROSS_SITE)
     if request.method not in SAFE_METHODS and not request.headers.get("origin"):
-        raise Refusal(403, NEEDS_ORIGIN)
+        raise ForbiddenError(NEEDS_ORIGIN)
 
 
 def session_of(request: Request, sessions: Sessions) -> bool:
@@ -109,6 +108,6 @@ def session_of(request: Request, sessions: Sessions) -> bool:
     if given is None:
         return False
     if not sessions.valid(given):
-        raise Unauthorized(None, SESSION_ENDED)
+        raise Unauthorized(SESSION_ENDED)
     check_cookie_request(request)
     return True

@@ -1,7 +1,9 @@
-"""The MCP tools of one endpoint (a folder, a subfolder, or the stdio folder), over the engine.
+"""One folder endpoint's MCP server (a folder, a sub-folder, or the stdio folder), and how every
+endpoint runs a tool call (docs/tools.md#calls-errors-and-limits).
 
-Each tool parses its arguments, calls the engine or a document operation, and formats; a refusal
-becomes a tool result with `isError` and the refusal's own sentence, never a transport error.
+The tools themselves are registered once (serving/folder_tools.py, serving/root_tools.py); here
+they are bound to an endpoint, sent to the primary on a reader, and guarded: a refusal becomes a
+tool result with `isError` and the refusal's own sentence, never a transport error.
 """
 
 from __future__ import annotations
@@ -11,66 +13,32 @@ import functools
 import keyword
 import logging
 import os
-import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.documents.edits import Edit
-from ragdown.errors import RagdownError, Refusal
-from ragdown.folders.manage import FOLDER_WRITE_TOOLS
+from ragdown.errors import BadRequestError, OverloadedError, RagdownError
 from ragdown.folders.scope import Scope
-from ragdown.search.policy import MAX_QUERY_CHARS
-from ragdown.serving.admission import Admission, OverloadedError
-from ragdown.serving.auth import CALLER
-from ragdown.serving.formats import compact, hit_json, hits_text
+from ragdown.serving.admission import Admission
+from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.metrics import Metrics
-from ragdown.serving.tool_server import ONE_OR_MANY, Strings, ToolServer
+from ragdown.serving.reach import Forward, Reach
+from ragdown.serving.root_tools import ROOT_TOOLS
+from ragdown.serving.tool_registry import ToolDefinition, ToolFunction
+from ragdown.serving.tool_server import ToolServer
 
-# The engine's stack (numpy, pyarrow, the index, the editor) is imported by the tools when they
-# first run, not with this module: `ragdown stdio` answers the MCP handshake before it has loaded
-# (docs/design.md#start-up).
+# The engine's stack is imported by the tools when they first run (serving/folder_tools.py).
 if TYPE_CHECKING:
-    from ragdown.catalog import DocEntry
     from ragdown.editing import Place
     from ragdown.engine import Engine
-    from ragdown.indexing.sync import SyncReport
 
 log = logging.getLogger(__name__)
 
-WRITE_TOOLS = frozenset({*FOLDER_WRITE_TOOLS, "ragdown_create_folder"})
-READ = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-DESTRUCTIVE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-IDEMPOTENT = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-
-WrittenBy = Literal["agent", "user"]
-# How a reader runs a write tool on the primary: (tool, folder — None for the root endpoint — the
-# sub-folder path inside it, arguments) -> (text, is_error), the answer unchanged. The call names a
-# folder and a place inside it, never a filesystem path (serving/internal.py).
-Forward = Callable[[str, str | None, str, dict[str, Any]], tuple[str, bool]]
-
-
-class EditArgument(BaseModel):
-    """One exact-passage replacement."""
-
-    old_text: Annotated[str, Field(min_length=1)]
-    new_text: str
-    replace_all: bool = False
+# The tools a read-only endpoint hides and a reader sends to the primary.
+WRITE_TOOLS = frozenset(tool.name for tool in (*TOOLS, *ROOT_TOOLS) if tool.writes)
 
 
 @dataclass
@@ -102,6 +70,39 @@ class Endpoint:
     def source(self) -> str | None:
         """How the hook's block names the scope: its absolute path locally, its MCP path over HTTP."""
         return None if self.local else f"/mcp/{self.scope.dir}"
+
+    # What the tools ask of where they run (serving/reach.py): one scope, its paths shown relative
+    # to it, its searches counted under its folder, and a hook memory of its own.
+    @property
+    def counts(self) -> Metrics | None:
+        return self.metrics
+
+    @property
+    def counted_as(self) -> str:
+        return self.folder
+
+    @property
+    def caller(self) -> str:
+        return ""  # the memory is the scope's, whoever calls
+
+    @property
+    def forward_to(self) -> tuple[str | None, str]:
+        folder, _, sub = self.scope.dir.partition("/")
+        return folder, sub
+
+    def within(self, tool: str) -> tuple[str, ...] | None:
+        return None
+
+    def prefixes(self, tool: str | None = None, path_prefix: str = "") -> tuple[str, ...]:
+        return (self.scope.search_prefix(path_prefix),)
+
+    def split(self, path: str) -> tuple[str | None, Scope]:
+        return None, self.scope
+
+    def place(self) -> Place:
+        from ragdown.editing import Place
+
+        return Place(self.engine, self.scope)
 
     def instructions(self) -> str:
         return (
@@ -183,28 +184,35 @@ def guarded(
     return run
 
 
-def _session(value: str | None) -> str | None:
-    return value or None  # an empty session_id counts as absent
+def forwarded(tool: ToolDefinition, at: Reach, forward: Forward) -> ToolFunction:
+    """`tool` as a reader serves it at `at`: executed by the primary, its answer (errors too) unchanged."""
+    folder, sub = at.forward_to
 
-
-ToolSet = list[tuple[Callable[..., str], ToolAnnotations]]
-
-
-def forwarded(tool: Callable[..., str], forward: Forward, scope: Scope) -> Callable[..., str]:
-    """`tool` as a reader serves it: executed by the primary, its answer (errors too) unchanged."""
-    folder, _, sub = scope.dir.partition("/")
-
-    @functools.wraps(tool)
     def run(**kwargs: Any) -> str:
         arguments = {
             k.removesuffix("_") if keyword.iskeyword(k.removesuffix("_")) else k: v for k, v in kwargs.items()
         }
-        text, is_error = forward(tool.__name__, folder, sub, to_jsonable_python(arguments))
+        text, is_error = forward(tool.name, folder, sub, to_jsonable_python(arguments))
         if is_error:
-            raise Refusal(400, text)
+            raise BadRequestError(text)
         return text
 
-    return run
+    return tool.named(run)
+
+
+def run_at(tool: ToolDefinition, at: Reach) -> ToolFunction:
+    """`tool` as this process runs it at `at`: on a reader the write tools go to the primary."""
+    if at.forward is not None and tool.writes:
+        return forwarded(tool, at, at.forward)
+    return tool.bound(at)
+
+
+ToolSet = list[tuple[ToolFunction, ToolAnnotations]]
+
+
+def endpoint_tools(endpoint: Endpoint) -> ToolSet:
+    """The folder tools of `endpoint`, each with its annotations, as this process runs them."""
+    return [(run_at(tool, endpoint), tool.hints) for tool in TOOLS]
 
 
 def build_server(endpoint: Endpoint) -> ToolServer:
@@ -215,287 +223,3 @@ def build_server(endpoint: Endpoint) -> ToolServer:
             run = guarded(tool, endpoint.admission, endpoint.metrics, endpoint.folder)
             server.add_tool(run, annotations=hints, structured_output=False)
     return server
-
-
-def endpoint_tools(endpoint: Endpoint) -> ToolSet:
-    """The folder tools as this process runs them: on a reader the write tools go to the primary."""
-    if endpoint.forward is None:
-        return folder_tools(endpoint)
-    forward = endpoint.forward
-    return [
-        (forwarded(tool, forward, endpoint.scope) if tool.__name__ in WRITE_TOOLS else tool, hints)
-        for tool, hints in folder_tools(endpoint)
-    ]
-
-
-def tools_by_name(endpoint: Endpoint) -> dict[str, Callable[..., str]]:
-    return {tool.__name__: tool for tool, _ in endpoint_tools(endpoint)}
-
-
-def report_in_view(
-    report: SyncReport, in_view: Callable[[str], bool], shown_as: Callable[[str], str]
-) -> dict[str, Any]:
-    """A sync report as one caller sees it: only the failed files it could look at, named as it
-    names them (the counts are the whole index's). Another folder's file names are not its business."""
-    data = report.model_dump()
-    data["failed"] = [{"path": shown_as(f.path), "error": f.error} for f in report.failed if in_view(f.path)]
-    return data
-
-
-def stats_json(
-    engine: Engine,
-    entries: list[DocEntry],
-    *,
-    docs_dir: str | None,
-    scope: str | None,
-    local: bool,
-    reader: bool,
-    read_only: bool,
-    in_view: Callable[[str], bool],
-    shown_as: Callable[[str], str],
-    include_files: bool = False,
-) -> str:
-    """`ragdown_stats`: counts of `entries` (the documents in view) and the index's state; with
-    `include_files`, each document too. Paths are shown as `shown_as` gives them. Over HTTP (`local`
-    false) `docs_dir` is the scope as a path inside the docs and `data_dir` is left out: a remote
-    client has no use for the server's own paths."""
-    last = engine.last_sync
-    stats: dict[str, Any] = {
-        "docs_dir": docs_dir,
-        "data_dir": str(engine.data_dir) if local else None,
-        "role": "reader" if reader else "primary",
-        "embedder": engine.embedder.name,
-        "read_only": read_only,
-        "files": len(entries),
-        "chunks": sum(e.chunks for e in entries),
-        "syncing": None if reader else engine.syncing,
-        "last_sync": report_in_view(last, in_view, shown_as) if last else None,
-        "scope": scope,
-    }
-    if include_files:
-        stats["file_list"] = [{"path": shown_as(e.path), "chunks": e.chunks} for e in entries]
-    return compact(stats)
-
-
-def folder_tools(endpoint: Endpoint) -> ToolSet:
-    """The tools of one folder, subfolder or stdio endpoint, with their annotations."""
-    engine, scope = endpoint.engine, endpoint.scope
-
-    def ragdown_recall(
-        query: Annotated[
-            str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="what to search for")
-        ],
-        top_k: Annotated[int, Field(ge=1, le=50)] = 8,
-        path_prefix: str = "",
-        tag: str = "",
-        written_by: WrittenBy | None = None,
-        format: Literal["text", "json"] = "text",
-        max_chars: Annotated[int | None, Field(ge=0)] = None,
-    ) -> str:
-        """Search the documents (BM25 + embeddings) and return the best sections, each with its path
-        and line range. Use ragdown_read_doc to read around a hit."""
-        from ragdown.search.filters import SearchFilters
-
-        filters = SearchFilters(path_prefix=path_prefix, tag=tag, written_by=written_by)
-        started = time.perf_counter()
-        hits = engine.recall(query, top_k, filters, scope=scope)
-        if endpoint.metrics is not None:
-            endpoint.metrics.observe_search(endpoint.folder, "recall", time.perf_counter() - started)
-        if format == "json":
-            return compact({"hits": [hit_json(h) for h in hits]})
-        limit = engine.settings.text_limit if max_chars is None else max_chars
-        return hits_text(hits, limit)
-
-    def ragdown_context(
-        prompt: str = "",
-        session_id: str | None = None,
-        reset: bool = False,
-        format: Literal["text", "claude-code"] = "text",
-        top_k: TopK | None = None,
-        min_score: MinScore | None = None,
-        min_ratio: MinRatio | None = None,
-        max_chars: MaxChars | None = None,
-    ) -> str:
-        """For prompt hooks: the sections related to a prompt as a <ragdown-context> block, or empty
-        text. Never repeats a section for the same session_id until reset: true."""
-        overrides = HookOverrides(
-            top_k=top_k, min_score=min_score, min_ratio=min_ratio, max_chars=max_chars
-        ).given()
-        started = time.perf_counter()
-        result = engine.context(
-            prompt,
-            session_id=_session(session_id),
-            reset=reset,
-            output=format,
-            overrides=overrides,
-            scope=scope,
-            source=endpoint.source,
-        )
-        if endpoint.metrics is not None and result.searched:
-            endpoint.metrics.observe_search(endpoint.folder, "context", time.perf_counter() - started)
-            drops = Counter(result.dropped.values())
-            endpoint.metrics.observe_hook(endpoint.folder, len(result.injected), drops)
-        return result.text
-
-    def ragdown_read_doc(
-        path: Annotated[
-            str, Field(min_length=1, description="a path, or a wikilink target like Note#Heading")
-        ],
-        start_line: Annotated[int | None, Field(ge=1)] = None,
-        end_line: Annotated[int | None, Field(ge=1)] = None,
-    ) -> str:
-        """Read a document (or the lines start_line-end_line of it). The header line gives the range,
-        the total and the hash to pass as base_hash when writing it."""
-        read = engine.read(scope, path, start_line, end_line)
-        if engine.query_log is not None:
-            engine.query_log.read(scope.absolute(read.path), read.start, read.end)
-        return f"{read.header()}\n{read.text}"
-
-    def ragdown_list(
-        path_prefix: str = "",
-        tag: str = "",
-        written_by: WrittenBy | None = None,
-        session_id: str | None = None,
-        sort: Literal["path", "recent"] = "path",
-        limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-    ) -> str:
-        """List the documents (path, title, tags, when changed, provenance), filtered."""
-        from ragdown.catalog import list_line, listing, select
-        from ragdown.search.filters import SearchFilters, normalised_tag
-
-        entries = select(
-            engine.documents().values(),
-            (scope.search_prefix(path_prefix),),
-            tag=normalised_tag(SearchFilters(tag=tag)),
-            written_by=written_by,
-            session=_session(session_id),
-            recent=sort == "recent",
-        )
-        return listing(entries, limit, lambda e: list_line(e, scope))
-
-    def ragdown_stats(include_files: bool = False) -> str:
-        """Index statistics for this folder: files, chunks, embedder, last sync."""
-        entries = [e for e in engine.documents().values() if scope.contains(e.path)]
-        local = str(engine.docs_dir / scope.dir) if scope.dir else str(engine.docs_dir)
-        return stats_json(
-            engine,
-            entries,
-            docs_dir=local if endpoint.local else scope.dir,
-            scope=scope.dir or None,
-            local=endpoint.local,
-            reader=endpoint.forward is not None,
-            read_only=endpoint.read_only,
-            in_view=scope.contains,
-            shown_as=scope.relative,
-            include_files=include_files,
-        )
-
-    def ragdown_reindex(full: bool = False) -> str:
-        """Sync the index with the files now (full: re-embed everything, at most every ten minutes)."""
-        if full:
-            engine.claim_full_reindex()
-        return compact(report_in_view(engine.sync(full=full), scope.contains, scope.relative))
-
-    @functools.cache
-    def place() -> Place:
-        from ragdown.editing import Place
-
-        return Place(engine, scope)
-
-    def ragdown_backlinks(path: Annotated[str, Field(min_length=1)]) -> str:
-        """The documents that link to `path` (wikilinks, aliases, relative links), with the lines."""
-        from ragdown.editing import backlinks_of
-
-        return compact(backlinks_of(place(), path))
-
-    def ragdown_remember(
-        title: Annotated[str, Field(min_length=1)],
-        content: Annotated[str, Field(min_length=1)],
-        tags: Strings | None = None,
-        name: str | None = None,
-        supersedes: Strings | None = None,
-        session_id: str | None = None,
-    ) -> str:
-        """Save a new note (a decision, a finding, a summary) under the folder's notes directory.
-        It never overwrites: a taken name gets -2, -3. `supersedes` hides older notes from search."""
-        from ragdown.editing import remember_note
-
-        return remember_note(
-            place(),
-            title=title,
-            content=content,
-            tags=tags or [],
-            name=name or None,
-            supersedes=supersedes or [],
-            session_id=_session(session_id),
-            caller=CALLER.get(),
-        )
-
-    def ragdown_write(
-        path: Annotated[str, Field(min_length=1)],
-        text: Annotated[str, Field(min_length=1)],
-        base_hash: str | None = None,
-        append: bool = False,
-        heading: str | None = None,
-        session_id: str | None = None,
-    ) -> str:
-        """Create a document, replace one (pass base_hash from ragdown_read_doc: a person's edit is
-        never overwritten), or append to it (under `heading` if given)."""
-        from ragdown.editing import write
-
-        return write(
-            place(),
-            path,
-            text,
-            base_hash=base_hash,
-            append=append,
-            heading=heading,
-            session_id=_session(session_id),
-            caller=CALLER.get(),
-        )
-
-    def ragdown_edit(
-        path: Annotated[str, Field(min_length=1)],
-        edits: Annotated[list[EditArgument], ONE_OR_MANY, Field(min_length=1)],
-        base_hash: str | None = None,
-    ) -> str:
-        """Replace exact passages (all edits or none). Copy old_text from ragdown_read_doc exactly;
-        a passage found more than once needs more context or replace_all: true."""
-        from ragdown.editing import edit
-
-        changes = [Edit(e.old_text, e.new_text, e.replace_all) for e in edits]
-        return edit(place(), path, changes, base_hash, caller=CALLER.get())
-
-    def ragdown_move(
-        from_: Annotated[str, Field(min_length=1, alias="from")],
-        to: Annotated[str, Field(min_length=1)],
-    ) -> str:
-        """Move or rename a document or subfolder; every link that pointed at it is rewritten."""
-        from ragdown.editing import move_document
-
-        return move_document(place(), from_, to)
-
-    def ragdown_delete(
-        path: Annotated[str, Field(min_length=1)],
-        recursive: bool = False,
-        base_hash: str | None = None,
-    ) -> str:
-        """Delete a document (or a subfolder with recursive: true)."""
-        from ragdown.editing import delete
-
-        return delete(place(), path, recursive=recursive, base_hash=base_hash)
-
-    return [
-        (ragdown_context, READ),
-        (ragdown_recall, READ),
-        (ragdown_read_doc, READ),
-        (ragdown_list, READ),
-        (ragdown_stats, READ),
-        (ragdown_backlinks, READ),
-        (ragdown_remember, WRITE),
-        (ragdown_write, WRITE),
-        (ragdown_edit, WRITE),
-        (ragdown_move, DESTRUCTIVE),
-        (ragdown_delete, DESTRUCTIVE),
-        (ragdown_reindex, IDEMPOTENT),
-    ]

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from ragdown.errors import Refusal
+from ragdown.errors import NotFoundError
 
 PAGE_HEADERS = {
     "Content-Security-Policy": (
@@ -58,7 +58,7 @@ def web_router() -> APIRouter:
     def asset(name: str) -> Response:
         found = served.get(name)
         if found is None:
-            raise Refusal(404, "Not found")
+            raise NotFoundError("Not found")
         data, kind = found
         return Response(data, media_type=kind, headers=PAGE_HEADERS)
 

@@ -10,18 +10,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind
+    from ragdown.indexing.embedders.base import Embedder, EmbedKind
     from ragdown.indexing.embedders.registry import EMBEDDER_NAMES, create_embedder
 
 _HOMES = {
     "Embedder": "base",
-    "EmbedderError": "base",
     "EmbedKind": "base",
     "EMBEDDER_NAMES": "registry",
     "create_embedder": "registry",
 }
 
-__all__ = ["EMBEDDER_NAMES", "EmbedKind", "Embedder", "EmbedderError", "create_embedder"]
+__all__ = ["EMBEDDER_NAMES", "EmbedKind", "Embedder", "create_embedder"]
 
 
 def __getattr__(name: str) -> Any:

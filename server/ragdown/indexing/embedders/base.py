@@ -9,14 +9,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragdown.errors import UnavailableError
-
 EmbedKind = Literal["query", "document"]
 Vectors = npt.NDArray[np.float32]
-
-
-class EmbedderError(UnavailableError, RuntimeError):
-    """A model that cannot be loaded or an endpoint that cannot embed; the message says what to do."""
 
 
 @dataclass(frozen=True)

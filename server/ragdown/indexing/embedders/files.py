@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ragdown.indexing.embedders.base import EmbedderError
+from ragdown.errors import EmbedderError
 from ragdown.settings import embedder_settings
 
 

@@ -13,14 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragdown.indexing.embedders.base import (
-    Embedder,
-    EmbedderError,
-    EmbedKind,
-    GapEvidence,
-    Vectors,
-    normalise_rows,
-)
+from ragdown.errors import EmbedderError
+from ragdown.indexing.embedders.base import Embedder, EmbedKind, GapEvidence, Vectors, normalise_rows
 from ragdown.indexing.embedders.files import sha256_file
 from ragdown.settings import embedder_settings
 

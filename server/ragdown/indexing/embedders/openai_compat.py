@@ -27,7 +27,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from ragdown.indexing.embedders.base import Embedder, EmbedderError, EmbedKind, Vectors, normalise_rows
+from ragdown.errors import EmbedderError
+from ragdown.indexing.embedders.base import Embedder, EmbedKind, Vectors, normalise_rows
 from ragdown.settings import DEFAULT_EMBEDDING_URL as DEFAULT_BASE_URL
 from ragdown.settings import embedder_settings
 

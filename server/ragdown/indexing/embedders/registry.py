@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ragdown.bounds import DEFAULT_EMBEDDER, EMBEDDER_NAMES, OPENAI_PREFIX, embedder_name_error
-from ragdown.indexing.embedders.base import Embedder, EmbedderError
+from ragdown.errors import EmbedderError
+from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.embedders.hub_models import HUB_MODELS
 from ragdown.indexing.embedders.onnx_model import default_threads

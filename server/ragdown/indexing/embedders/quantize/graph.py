@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ragdown.indexing.embedders.base import EmbedderError
+from ragdown.errors import EmbedderError
 
 # ONNX Runtime's contrib operators (Gelu, MultiHeadAttention).
 MS_DOMAIN = "com.microsoft"
