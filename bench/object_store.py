@@ -135,7 +135,7 @@ def main() -> None:
 
     boto3.client("s3").create_bucket(Bucket="bench")
     uri = "s3://bench/index"
-    from ragdown.indexing.location import IndexLocation
+    from ragdown.indexing.index_location import IndexLocation
 
     location = IndexLocation(work, uri)
     s3, root = location.filesystem()

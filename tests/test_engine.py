@@ -10,7 +10,7 @@ import pytest
 
 from ragdown.engine import Engine
 from ragdown.errors import DataDirError, UnavailableError
-from ragdown.folders.locations import check_data_dir, default_data_dir
+from ragdown.folders.dir_checks import check_data_dir, default_data_dir
 from ragdown.folders.scope import Scope
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.sync import SyncProgress

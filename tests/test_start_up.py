@@ -34,7 +34,7 @@ def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
     deferred engine and the tools, with their MCP server built."""
     script = (
         "from ragdown import cli\n"
-        "from ragdown.folders.locations import check_docs_dir\n"
+        "from ragdown.folders.dir_checks import check_docs_dir\n"
         "from ragdown.folders.scope import Scope\n"
         "from ragdown.serving.deferred import DeferredEngine\n"
         "from ragdown.serving.tools import Endpoint, build_server\n"

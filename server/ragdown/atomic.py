@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 
-class PendingFile:
+class StagedFile:
     """The temporary file of one `atomic_file` block: write to it, read it back at `path`, or
     `discard()` it so the block ends without touching the target."""
 
@@ -50,7 +50,7 @@ def sync_dir(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: Path, *, mode: int = 0o644, exclusive: bool = False) -> Iterator[PendingFile]:
+def atomic_file(path: Path, *, mode: int = 0o644, exclusive: bool = False) -> Iterator[StagedFile]:
     """A temporary file that becomes `path` when the block ends without an error or a discard.
 
     With `exclusive` an existing `path` is kept and FileExistsError raised. The parent directory is
@@ -61,7 +61,7 @@ def atomic_file(path: Path, *, mode: int = 0o644, exclusive: bool = False) -> It
     temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            pending = PendingFile(temp, handle)
+            pending = StagedFile(temp, handle)
             yield pending
             if pending.discarded:
                 return

@@ -22,7 +22,7 @@ from ragdown.documents.paths import check_path, is_markdown, shown
 from ragdown.errors import BadRequestError, NotFoundError
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
-from ragdown.search.format import changed_date
+from ragdown.search.hit_shapes import changed_date
 
 DOC_COLUMNS = [
     "path",

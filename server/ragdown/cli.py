@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ragdown import __version__
 from ragdown.bounds import SERVER_CONFIG, is_remote
 from ragdown.errors import CliError, RagdownError, plain
+from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings
 
@@ -25,10 +26,8 @@ if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands th
 
     from ragdown.engine import Engine
     from ragdown.indexing.sync import SyncProgress, SyncReport
-    from ragdown.search.hybrid import Hit
 
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed")
-HIT_KEYS = ("path", "title", "heading", "line_start", "line_end", "similarity", "score", "sources", "text")
 MAX_TOP_K = 100
 INDEX_GAUGE_INTERVAL_S = 5.0
 
@@ -73,13 +72,9 @@ def report_json(report: SyncReport) -> dict[str, Any]:
     return {key: data[key] for key in REPORT_KEYS}
 
 
-def hit_json(hit: Hit) -> dict[str, Any]:
-    return {key: getattr(hit, key) for key in HIT_KEYS}
-
-
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     from ragdown.engine import Engine, index_location
-    from ragdown.folders.locations import check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
 
@@ -156,11 +151,11 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
             sync_with_progress(engine)
         if batch is None:
             hits = engine.recall(args.query, args.top_k, filters, kind="cli")
-            print(json.dumps({"hits": [hit_json(h) for h in hits]}, ensure_ascii=False))
+            print(json.dumps({"hits": [cli_hit_json(h) for h in hits]}, ensure_ascii=False))
             return 0
         for query_id, query in batch:
             hits = engine.recall(query, args.top_k, filters, kind="cli")
-            line = json.dumps({"id": query_id, "hits": [hit_json(h) for h in hits]}, ensure_ascii=False)
+            line = json.dumps({"id": query_id, "hits": [cli_hit_json(h) for h in hits]}, ensure_ascii=False)
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
     finally:
@@ -172,7 +167,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR."""
     import uvicorn
 
-    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.saved import in_effect, read_saved
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.banner import base_url, startup_lines
@@ -365,7 +360,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
     import anyio
 
-    from ragdown.folders.locations import check_data_dir, check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.folders.registry import read_folder
     from ragdown.folders.scope import Scope
     from ragdown.indexing.embedders.registry import check_embedder_name

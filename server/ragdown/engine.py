@@ -20,23 +20,23 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_skipped_entry
 from ragdown.errors import ConflictError, Refusal, UnavailableError
-from ragdown.folders.locations import check_data_dir, check_docs_dir
+from ragdown.folders.dir_checks import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
 from ragdown.hook.context import ContextFormat, ContextResult, build_context
-from ragdown.hook.memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
+from ragdown.hook.session_memory import ROOT_KEY_PREFIX, LruSessionMemory, SessionMemory, session_key
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.indexing.active import ActiveIndex, recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.folder_copy import COPY_NAME, FolderCopy
-from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.meta import META_FILE
 from ragdown.indexing.store import LANCE_DIR, ChunkStore, set_cache_limits
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
-from ragdown.memory import release_free_memory
 from ragdown.modes import make_private_dir, tighten, tighten_tree
+from ragdown.release_memory import release_free_memory
 from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search

@@ -35,7 +35,7 @@ def env_names(settings: type[ServerSettings] | type[OperatorSettings]) -> set[st
 
 def read_in_code() -> set[str]:
     """`RAGDOWN_*` names the code reads directly (os.environ), outside the settings classes, and the
-    AWS SDK's names it reads for an index on object storage (indexing/location.py)."""
+    AWS SDK's names it reads for an index on object storage (indexing/index_location.py)."""
     found: set[str] = set()
     for root in (REPO / "server" / "ragdown", REPO / "operator" / "ragdown_operator"):
         for path in root.rglob("*.py"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ragdown.documents.edits import Edit, to_lf
+from ragdown.documents.text_edits import Edit, to_lf
 
 # Words that mean something to one rule or another, among plain and non-ASCII ones.
 _WORDS = st.sampled_from(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.documents.edits import (
+from ragdown.documents.text_edits import (
     Edit,
     EditOutcome,
     Passage,

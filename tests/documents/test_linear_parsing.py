@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from ragdown.documents import frontmatter
 from ragdown.documents.chunks import NAME_MAX
-from ragdown.documents.edits import _spaced, nearest_passage
 from ragdown.documents.headings import heading_range, split_attributes
 from ragdown.documents.lines import inline_code_spans
 from ragdown.documents.links import LinkIndex, backlinks, find_links, markdown_link_urls
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import normalise_tag
+from ragdown.documents.text_edits import _spaced, nearest_passage
 from ragdown.documents.work import metered
 from ragdown.web.render import Slugs, render_markdown
 from tests.documents.strategies import adversarial_documents, adversarial_lines

@@ -22,17 +22,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents.chunks import BREADCRUMB_SEPARATOR, clip_name
-from ragdown.documents.edits import Edit, EditOutcome, apply_edits, nearest_passage, to_lf
 from ragdown.documents.frontmatter import read_front_matter, read_list, read_scalar, read_title
 from ragdown.documents.headings import heading_range, heading_range_in_lines
 from ragdown.documents.lines import match_heading, split_lines
 from ragdown.documents.links import find_links
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import FRONT_MATTER_SPLIT, normalise_tag
-from ragdown.editing import Place, edit
+from ragdown.documents.text_edits import Edit, EditOutcome, apply_edits, nearest_passage, to_lf
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
+from ragdown.scoped_changes import Place, edit
 from tests.documents.strategies import (
     documents,
     edits_for,
@@ -302,7 +302,7 @@ def test_the_nearest_passage_is_in_the_text(data: st.DataObject, text: str) -> N
 
 
 class _Engine:
-    """The part of an Engine `editing.edit` uses: its docs folder, and sync, counted here."""
+    """The part of an Engine `scoped_changes.edit` uses: its docs folder, and sync, counted here."""
 
     folders_mode = False
 

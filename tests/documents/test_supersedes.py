@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.documents.metadata import read_document_meta, read_meta, resolve_supersedes, supersedes_boundary
+from ragdown.documents.metadata import (
+    meta_from_lines,
+    read_document_meta,
+    resolve_supersedes,
+    supersedes_boundary,
+)
 
 
 def supersedes(front_line: str, path: str) -> list[str]:
@@ -109,6 +114,6 @@ def test_supersedes_stay_inside_the_documents_folder(entry: str, path: str, expe
     assert boundary == "notes"
     assert resolve_supersedes([entry], path, boundary) == expected
     source = f"---\nsupersedes: [{entry}]\n---\nText."
-    assert read_meta(source.split("\n"), path, boundary).supersedes == expected
+    assert meta_from_lines(source.split("\n"), path, boundary).supersedes == expected
     # One folder served alone (stdio): the whole docs dir is the boundary.
     assert supersedes_boundary(path, folders_mode=False) == ""

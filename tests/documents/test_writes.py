@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import files
-from ragdown.documents.edits import Edit
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.provenance import Writer, with_provenance
+from ragdown.documents.text_edits import Edit
 from ragdown.documents.writes import (
     WriteResult,
     delete_document,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragdown.hook.memory import MAX_SESSIONS, LruSessionMemory, session_key
+from ragdown.hook.session_memory import MAX_SESSIONS, LruSessionMemory, session_key
 
 
 def test_keys_separate_scopes_and_sessions() -> None:

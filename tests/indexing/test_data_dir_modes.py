@@ -13,11 +13,11 @@ import pytest
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
-from ragdown.editing import Place
-from ragdown.editing import write as write_document
 from ragdown.engine import Engine
 from ragdown.folders.scope import Scope
 from ragdown.modes import documents_umask, private_files
+from ragdown.scoped_changes import Place
+from ragdown.scoped_changes import write as write_document
 from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc
 

@@ -26,7 +26,6 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 from ragdown.bounds import HUB_EMBEDDERS
 from ragdown.errors import EmbedderError
 from ragdown.indexing.embedders import create_embedder
-from ragdown.indexing.embedders.files import default_models_dir
 from ragdown.indexing.embedders.hub import (
     HubFile,
     HubModelSpec,
@@ -35,6 +34,7 @@ from ragdown.indexing.embedders.hub import (
     model_dir,
 )
 from ragdown.indexing.embedders.hub_models import BGE_SMALL, GRANITE_SMALL, HUB_MODELS
+from ragdown.indexing.embedders.model_files import default_models_dir
 
 DIM = 8
 WORDS = [

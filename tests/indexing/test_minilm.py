@@ -13,7 +13,6 @@ import pytest
 
 from ragdown.errors import ConfigError, EmbedderError
 from ragdown.indexing.embedders import minilm, quantize
-from ragdown.indexing.embedders.files import sha256_file
 from ragdown.indexing.embedders.minilm import (
     MODEL_SHA256,
     QUANTIZE_ENV,
@@ -21,6 +20,7 @@ from ragdown.indexing.embedders.minilm import (
     minilm_files,
     quantized_minilm,
 )
+from ragdown.indexing.embedders.model_files import sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder
 from ragdown.indexing.embedders.quantize import QualityReport, QuantizedModel, compare_embeddings, record_path
 from ragdown.indexing.embedders.quantize import cache as quantize_cache

@@ -20,7 +20,7 @@ from ragdown.engine import Engine
 from ragdown.errors import IndexStorageError
 from ragdown.indexing import store as store_module
 from ragdown.indexing.embedders.hashing import HashEmbedder
-from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.meta import META_FILE, IndexMeta
 from ragdown.settings import ServerSettings
 from tests.conftest import WriteDoc, wait_for

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragdown.search.format import clip, format_hit
+from ragdown.search.hit_shapes import clip_hit, format_hit
 from ragdown.search.hybrid import Hit
 from ragdown.search.query_log import QueryLog
 
@@ -49,13 +49,13 @@ def test_agent_provenance_and_no_tags() -> None:
 
 def test_the_clip_marker_names_the_read_call_for_the_rest() -> None:
     hit = make_hit(text="abcdefghijklmnopqrstu")
-    assert clip(hit, 5) == (
+    assert clip_hit(hit, 5) == (
         "abcde… [clipped: 5 of 21 characters — "
         'ragdown_read_doc {path: "ops/backups.md", start_line: 7, end_line: 7}]'
     )
-    assert clip(hit, 21) == hit.text
-    assert clip(hit, 0) == hit.text
-    assert '{path: "a \\"q\\".md"' in clip(make_hit(text="x" * 9, path='a "q".md'), 3)
+    assert clip_hit(hit, 21) == hit.text
+    assert clip_hit(hit, 0) == hit.text
+    assert '{path: "a \\"q\\".md"' in clip_hit(make_hit(text="x" * 9, path='a "q".md'), 3)
 
 
 def test_the_log_rotates_to_one_dot_1_file(tmp_path: Path) -> None:

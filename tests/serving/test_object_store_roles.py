@@ -134,7 +134,7 @@ async def test_readers_answer_from_the_bucket_and_see_each_others_writes(
         )
 
         # A full rebuild beside the old table: reader B keeps answering across the switch, then follows.
-        from ragdown.indexing.location import IndexLocation
+        from ragdown.indexing.index_location import IndexLocation
 
         location = IndexLocation(tmp_path, s3_env["RAGDOWN_INDEX_URI"])
         before = location.read_meta(fresh=True)

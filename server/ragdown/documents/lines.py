@@ -68,14 +68,14 @@ def replace_inline_code(line: str, replace: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-class Heading(NamedTuple):
+class HeadingLine(NamedTuple):
     """A heading line's level (its number of `#`s) and name."""
 
     level: int
     name: str
 
 
-def match_heading(line: str) -> Heading | None:
+def match_heading(line: str) -> HeadingLine | None:
     """The heading a line is, by docs/documents.md#sections-and-breadcrumbs's rule
     `^\\s{0,3}(#{1,6})\\s+(.+?)\\s*#*\\s*$`, or None.
 
@@ -92,9 +92,9 @@ def match_heading(line: str) -> Heading | None:
     text = rest.lstrip()  # `\s+` takes all the whitespace it can...
     if not text:
         # ...but gives the last one back when nothing else is left for `(.+?)`, which needs one.
-        return Heading(level, rest[-1]) if len(rest) > 1 else None
+        return HeadingLine(level, rest[-1]) if len(rest) > 1 else None
     # `(.+?)` is as short as it can be while whitespace, `#`s and whitespace are all that follow it.
-    return Heading(level, text.rstrip().rstrip("#").rstrip() or text[0])
+    return HeadingLine(level, text.rstrip().rstrip("#").rstrip() or text[0])
 
 
 def split_lines(text: str) -> list[str]:

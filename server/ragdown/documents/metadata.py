@@ -81,7 +81,7 @@ def escaping_supersedes(text: str, path: str, boundary: str) -> list[str]:
     return [e for e in read_list(front, "supersedes", _COMMA) if not resolve_supersedes([e], path, boundary)]
 
 
-def read_meta(lines: list[str], path: str, boundary: str = "") -> DocumentMeta:
+def meta_from_lines(lines: list[str], path: str, boundary: str = "") -> DocumentMeta:
     front = read_front_matter(lines)
     aliases = list(dict.fromkeys(a for a in read_list(front.front, "aliases") if a))
     return DocumentMeta(
@@ -95,10 +95,10 @@ def read_meta(lines: list[str], path: str, boundary: str = "") -> DocumentMeta:
 
 
 def read_document_meta(source: str, path: str = "") -> DocumentMeta:
-    return read_meta(split_lines(source), path)
+    return meta_from_lines(split_lines(source), path)
 
 
 def parse_document(source: str, path: str, max_chars: int, boundary: str = "") -> ParsedDocument:
     """`boundary`: where the document's `supersedes` may point (supersedes_boundary)."""
     lines = split_lines(source)
-    return ParsedDocument(path, chunk_lines(lines, path, max_chars), read_meta(lines, path, boundary))
+    return ParsedDocument(path, chunk_lines(lines, path, max_chars), meta_from_lines(lines, path, boundary))

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragdown.documents import files
-from ragdown.documents.edits import Edit, apply_edits
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash, hash_matches, short_hash
 from ragdown.documents.headings import heading_range_in_lines
 from ragdown.documents.paths import DocPath, check_path
 from ragdown.documents.paths import shown as shown_input
 from ragdown.documents.provenance import Writer, as_agent
+from ragdown.documents.text_edits import Edit, apply_edits
 from ragdown.errors import BadRequestError, Code, ConflictError, NotAFileError, NotFoundError
 
 # Undecodable bytes survive a read-modify-write (an append) unchanged instead of becoming U+FFFD.

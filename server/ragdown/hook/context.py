@@ -7,16 +7,15 @@ the bypasses exist for what the prompt names outright (a quoted command, a docum
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ragdown.hook.gates import DropReason, apply_bypasses, similarity_gates, take_top
-from ragdown.hook.memory import SessionMemory
+from ragdown.hook.session_memory import SessionMemory
 from ragdown.hook.settings import HookSettings
-from ragdown.search.format import format_hit
+from ragdown.search.hit_shapes import compact, format_hit
 from ragdown.search.hybrid import Hit
 from ragdown.search.policy import MAX_QUERY_CHARS
 
@@ -72,7 +71,7 @@ def wrap(block: str, output: ContextFormat) -> str:
     if not block or output == "text":
         return block
     payload = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}}
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return compact(payload)
 
 
 def build_context(

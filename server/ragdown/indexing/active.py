@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ragdown.errors import EmbedderError, IndexNotReadyError
 from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.location import IndexLocation
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.meta import IndexMeta, current_meta, rebuild_reason
 from ragdown.indexing.store import ChunkStore
 

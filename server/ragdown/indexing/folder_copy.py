@@ -31,8 +31,8 @@ from ragdown.documents.hashes import file_hash
 from ragdown.documents.paths import check_path, is_skipped_entry, is_utf8
 from ragdown.errors import IndexNotReadyError, RagdownError
 from ragdown.indexing import store
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.listing import list_markdown_files
-from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.store import sql_in
 from ragdown.modes import make_private_dir
 
@@ -50,7 +50,7 @@ SCHEMA = pa.schema(
 _PATHS_PER_QUERY = 256
 
 
-def folder_files(docs_dir: Path) -> dict[str, bytes]:
+def files_for_readers(docs_dir: Path) -> dict[str, bytes]:
     """Every file a reader needs, by `/` path: the Markdown files and the settings files (none whose
     path is not UTF-8: the table cannot hold it, and the index has no row for it)."""
     root = Root(docs_dir)
@@ -98,7 +98,7 @@ class FolderCopy:
         with self._lock:
             table = self._open(create=True)
             held = self._hashes(table)
-            now = folder_files(docs_dir)
+            now = files_for_readers(docs_dir)
             changed = {p: d for p, d in now.items() if held.get(p) != file_hash(d)}
             gone = sorted(set(held) - set(now))
             stale = sorted(set(changed) & set(held)) + gone

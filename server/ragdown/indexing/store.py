@@ -27,9 +27,9 @@ import pyarrow as pa
 
 from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.errors import IndexNotReadyError
+from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_import import import_lancedb
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
-from ragdown.indexing.location import IndexLocation
 from ragdown.indexing.meta import IndexMeta, rebuild_reason
 from ragdown.modes import make_private_dir, private_files
 

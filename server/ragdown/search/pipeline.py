@@ -16,6 +16,7 @@ from ragdown.search.abstention import knows_nothing
 from ragdown.search.aliases import boost_aliases, named_documents
 from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
+from ragdown.search.follow_links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.fusion import (
     Candidate,
     Rankings,
@@ -25,7 +26,6 @@ from ragdown.search.fusion import (
     score_fusion,
 )
 from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
-from ragdown.search.links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
 

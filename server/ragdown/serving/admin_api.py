@@ -16,7 +16,7 @@ from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
-from ragdown.serving.api_access import ApiAccess, read_json_object
+from ragdown.serving.api_access import ApiAccess, read_json_body
 from ragdown.settings import ServerSettings
 
 
@@ -76,7 +76,7 @@ def deleted_loose(engine: Engine, name: str) -> dict[str, Any]:
 
 
 async def settings_body(request: Request) -> dict[str, Any]:
-    return await read_json_object(request)
+    return await read_json_body(request)
 
 
 def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:

@@ -81,7 +81,7 @@ def _json_kind(value: object) -> str:
     return "a string" if isinstance(value, str) else "a number"
 
 
-async def read_json_object(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
+async def read_json_body(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
     """The request's JSON object: an empty body reads as {}; a body over `limit` bytes, not JSON, or
     JSON that is not an object is refused. The bound holds while reading, whatever the headers say."""
     declared = request.headers.get("content-length")

@@ -3,8 +3,8 @@ and preview, search, resolve a wikilink, backlinks, and raw attachments (save, d
 in serving/docs_write_api.py).
 
 Every path here names its folder first (`ops/runbooks/restore.md`) and passes the path rule before
-anything is opened; the rules themselves live in `documents/`, `catalog.py` and `editing.py`. Writes
-answer once the index has synced. A folder's `read_only` and `mcp` are agents' settings: people see
+anything is opened; the rules themselves live in `documents/`, `catalog.py` and `scoped_changes.py`.
+Writes answer once the index has synced. A folder's `read_only` and `mcp` are agents' settings: people see
 and edit every folder here; `RAGDOWN_READ_ONLY` refuses every write.
 """
 
@@ -25,14 +25,14 @@ from ragdown.documents.hashes import file_hash
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.documents.move import folder_files
 from ragdown.documents.paths import check_path, is_markdown
-from ragdown.editing import Place, backlinks_of
 from ragdown.engine import Engine
 from ragdown.errors import BadRequestError, NotAFolderError, NotFoundError, Refusal, TooLargeError
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
+from ragdown.scoped_changes import Place, backlinks_of
 from ragdown.search.filters import SearchFilters
-from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
-from ragdown.serving.formats import hit_json
+from ragdown.search.hit_shapes import hit_json
+from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.web.render import Rendered, render_markdown
 
 # An upload or a save: a document, not a dump (413 above it).
@@ -145,7 +145,7 @@ def rendered_json(result: Rendered) -> dict[str, Any]:
 
 
 async def preview_body(request: Request) -> PreviewBody:
-    return body_of(PreviewBody, await read_json_object(request, MAX_DOC_BODY))
+    return body_of(PreviewBody, await read_json_body(request, MAX_DOC_BODY))
 
 
 def listed(engine: Engine, folder: str | None) -> dict[str, Any]:

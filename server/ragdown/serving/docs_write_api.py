@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document, save
-from ragdown.editing import indexed, moved
 from ragdown.engine import Engine
 from ragdown.errors import BadRequestError
-from ragdown.serving.api_access import ApiAccess, body_of, read_json_object
+from ragdown.scoped_changes import indexed, moved
+from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.serving.docs_api import MAX_DOC_BODY, place_of, split_folder
 
 
@@ -39,11 +39,11 @@ class MoveBody(BaseModel):
 
 
 async def save_body(request: Request) -> SaveBody:
-    return body_of(SaveBody, await read_json_object(request, MAX_DOC_BODY))
+    return body_of(SaveBody, await read_json_body(request, MAX_DOC_BODY))
 
 
 async def move_body(request: Request) -> MoveBody:
-    return body_of(MoveBody, await read_json_object(request))
+    return body_of(MoveBody, await read_json_body(request))
 
 
 def synced(engine: Engine) -> bool:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from ragdown.bounds import HookOverrides, MaxChars, MinRatio, MinScore, TopK
-from ragdown.documents.edits import Edit
+from ragdown.documents.text_edits import Edit
+from ragdown.search.hit_shapes import compact, hit_json, hits_text
 from ragdown.search.policy import MAX_QUERY_CHARS
 from ragdown.serving.auth import CALLER
-from ragdown.serving.formats import NO_MATCHES, compact, hit_json
 from ragdown.serving.reach import Reach
 from ragdown.serving.tool_registry import DESTRUCTIVE, IDEMPOTENT, READ, WRITE, ToolRegistry
 from ragdown.serving.tool_server import ONE_OR_MANY, Strings
@@ -75,17 +75,6 @@ def _labelled_hits(at: Reach, hits: list[Hit]) -> list[tuple[str | None, Hit]]:
         label, scope = at.split(at.scope.absolute(hit.path))
         labelled.append((label, replace(hit, path=scope.relative(at.scope.absolute(hit.path)))))
     return labelled
-
-
-def _hits_text(hits: list[tuple[str | None, Hit]], max_chars: int) -> str:
-    from ragdown.search.format import format_hit
-
-    if not hits:
-        return NO_MATCHES
-    return "\n\n".join(
-        f"[{n}] " + (f"[{label}] " if label else "") + format_hit(hit, max_chars)
-        for n, (label, hit) in enumerate(hits, start=1)
-    )
 
 
 def _count_search(at: Reach, kind: str, started: float, result: ContextResult | None = None) -> None:
@@ -155,7 +144,7 @@ def ragdown_recall(
     if format == "json":
         shown = [({"folder": label} if label else {}) | hit_json(hit) for label, hit in labelled]
         return compact({"hits": shown})
-    return _hits_text(labelled, at.engine.settings.text_limit if max_chars is None else max_chars)
+    return hits_text(labelled, at.engine.settings.text_limit if max_chars is None else max_chars)
 
 
 @TOOLS.tool(READ)
@@ -241,7 +230,7 @@ def ragdown_stats(at: Reach, include_files: bool = False) -> str:
 @TOOLS.tool(READ)
 def ragdown_backlinks(at: Reach, path: Annotated[str, Field(min_length=1)]) -> str:
     """The documents that link to `path` (wikilinks, aliases, relative links), with the lines."""
-    from ragdown.editing import backlinks_of
+    from ragdown.scoped_changes import backlinks_of
 
     return compact(backlinks_of(at.place(), path))
 
@@ -258,7 +247,7 @@ def ragdown_remember(
 ) -> str:
     """Save a new note (a decision, a finding, a summary) under the folder's notes directory.
     It never overwrites: a taken name gets -2, -3. `supersedes` hides older notes from search."""
-    from ragdown.editing import remember_note
+    from ragdown.scoped_changes import remember_note
 
     return remember_note(
         at.place(),
@@ -284,7 +273,7 @@ def ragdown_write(
 ) -> str:
     """Create a document, replace one (pass base_hash from ragdown_read_doc: a person's edit is
     never overwritten), or append to it (under `heading` if given)."""
-    from ragdown.editing import write
+    from ragdown.scoped_changes import write
 
     return write(
         at.place(),
@@ -307,7 +296,7 @@ def ragdown_edit(
 ) -> str:
     """Replace exact passages (all edits or none). Copy old_text from ragdown_read_doc exactly;
     a passage found more than once needs more context or replace_all: true."""
-    from ragdown.editing import edit
+    from ragdown.scoped_changes import edit
 
     changes = [Edit(e.old_text, e.new_text, e.replace_all) for e in edits]
     return edit(at.place(), path, changes, base_hash, caller=CALLER.get())
@@ -320,7 +309,7 @@ def ragdown_move(
     to: Annotated[str, Field(min_length=1)],
 ) -> str:
     """Move or rename a document or subfolder; every link that pointed at it is rewritten."""
-    from ragdown.editing import move_document
+    from ragdown.scoped_changes import move_document
 
     return move_document(at.place(), from_, to)
 
@@ -333,7 +322,7 @@ def ragdown_delete(
     base_hash: str | None = None,
 ) -> str:
     """Delete a document (or a subfolder with recursive: true)."""
-    from ragdown.editing import delete
+    from ragdown.scoped_changes import delete
 
     return delete(at.place(), path, recursive=recursive, base_hash=base_hash)
 

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from ragdown.engine import Engine
 from ragdown.folders.manage import create_folder, delete_folder, existing, patch_folder
 from ragdown.folders.registry import Folder, list_folders, loose_markdown, tokens_fingerprint
-from ragdown.serving.api_access import ApiAccess, read_json_object
+from ragdown.serving.api_access import ApiAccess, read_json_body
 
 MANAGER_HEADER = "x-ragdown-manager"
 
@@ -50,7 +50,7 @@ def folder_json(folder: Folder, files: int, chunks: int) -> dict[str, Any]:
 
 async def json_object(request: Request) -> dict[str, Any]:
     """The request's JSON object, up to 1 MiB (a dependency)."""
-    return await read_json_object(request)
+    return await read_json_body(request)
 
 
 JsonObject = Annotated[dict[str, Any], Depends(json_object)]

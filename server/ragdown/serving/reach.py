@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ragdown.editing import Place
     from ragdown.engine import Engine
     from ragdown.folders.scope import Scope
+    from ragdown.scoped_changes import Place
     from ragdown.serving.metrics import Metrics
 
 # How a reader runs a write tool on the primary: (tool, folder — None for the root endpoint — the

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragdown.documents.paths import shown
-from ragdown.editing import Place
 from ragdown.engine import Engine
 from ragdown.errors import BadRequestError, ForbiddenError, NotFoundError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
+from ragdown.scoped_changes import Place
 from ragdown.serving.admission import Admission
 from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.metrics import Metrics

@@ -14,9 +14,9 @@ if TYPE_CHECKING:  # the engine's stack is imported only when a folder is served
     from ragdown.engine import Engine
 
 
-class RootEndpoint(Protocol):
-    """What these tools need of root `/mcp` (serving/root.py's endpoint), named here so this module
-    does not import the one that registers it."""
+class AtRoot(Protocol):
+    """What these tools need of root `/mcp` (serving/root.py's `RootEndpoint` has it), named here so
+    this module does not import the one that registers it."""
 
     @property
     def engine(self) -> Engine: ...
@@ -28,7 +28,7 @@ ROOT_TOOLS = ToolRegistry()
 
 
 @ROOT_TOOLS.tool(READ, on_root="whole")
-def ragdown_folders(at: RootEndpoint) -> str:
+def ragdown_folders(at: AtRoot) -> str:
     """The folders with MCP turned on: name, title and how many documents each holds."""
     folders = at.folders()
     if not folders:
@@ -43,7 +43,7 @@ def ragdown_folders(at: RootEndpoint) -> str:
 
 @ROOT_TOOLS.tool(WRITE, on_root="whole")
 def ragdown_create_folder(
-    at: RootEndpoint, name: Annotated[str, Field(min_length=1)], title: str | None = None
+    at: AtRoot, name: Annotated[str, Field(min_length=1)], title: str | None = None
 ) -> str:
     """Create a new folder with MCP turned on (for notes of a new project or team)."""
     create_folder(at.engine.docs_dir, name, {"title": title, "mcp": True}, created_by="ragdown_create_folder")

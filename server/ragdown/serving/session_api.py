@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.errors import ForbiddenError, Unauthorized
-from ragdown.serving.api_access import body_of, read_json_object
+from ragdown.serving.api_access import body_of, read_json_body
 from ragdown.serving.auth import identify
 from ragdown.serving.sessions import (
     COOKIE,
@@ -50,7 +50,7 @@ def session_router(sessions: Sessions, settings: ServerSettings) -> APIRouter:
 
     @router.post("/session")
     async def sign_in(request: Request) -> JSONResponse:
-        body = body_of(SignIn, await read_json_object(request))
+        body = body_of(SignIn, await read_json_body(request))
         if not settings.admin_token and not settings.secure_local_net:
             raise ForbiddenError(ADMIN_OFF)
         access = identify(f"Bearer {body.token}", settings)

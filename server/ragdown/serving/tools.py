@@ -32,8 +32,8 @@ from ragdown.serving.tool_server import ToolServer
 
 # The engine's stack is imported by the tools when they first run (serving/folder_tools.py).
 if TYPE_CHECKING:
-    from ragdown.editing import Place
     from ragdown.engine import Engine
+    from ragdown.scoped_changes import Place
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class Endpoint:
         return None, self.scope
 
     def place(self) -> Place:
-        from ragdown.editing import Place
+        from ragdown.scoped_changes import Place
 
         return Place(self.engine, self.scope)
 

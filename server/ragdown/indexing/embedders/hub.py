@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ragdown.atomic import atomic_file
 from ragdown.errors import EmbedderError
-from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, sha256_file
+from ragdown.indexing.embedders.model_files import bundled_models_dirs, default_models_dir, sha256_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, default_threads
 from ragdown.settings import DEFAULT_HUB_URL, embedder_settings
 

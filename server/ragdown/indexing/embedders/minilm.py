@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ragdown.errors import EmbedderError
 from ragdown.indexing.embedders.base import GapEvidence
-from ragdown.indexing.embedders.files import bundled_models_dirs, default_models_dir, verify_file
+from ragdown.indexing.embedders.model_files import bundled_models_dirs, default_models_dir, verify_file
 from ragdown.indexing.embedders.onnx_model import OnnxEmbedder, OnnxModelSpec, batch_feeds, load_tokenizer
 from ragdown.indexing.embedders.quantize import (
     CALIBRATION_TEXTS,

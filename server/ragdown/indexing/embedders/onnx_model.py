@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from ragdown.errors import EmbedderError
 from ragdown.indexing.embedders.base import Embedder, EmbedKind, GapEvidence, Vectors, normalise_rows
-from ragdown.indexing.embedders.files import sha256_file
+from ragdown.indexing.embedders.model_files import sha256_file
 from ragdown.settings import embedder_settings
 
 if TYPE_CHECKING:
@@ -36,11 +36,12 @@ class OnnxModelSpec:
     max_chars: int
     min_score: float
     unrelated: float
-    min_ratio: float = 0.95
-    score_evidence: float = 0.0
-    lexical_weight: float = 0.3
-    routed_lexical_weight: float = 0.6
-    gap_evidence: GapEvidence | None = None
+    # Unmeasured, a model's tuning is the Embedder's default (one home for those values).
+    min_ratio: float = Embedder.min_ratio
+    score_evidence: float = Embedder.score_evidence
+    lexical_weight: float = Embedder.lexical_weight
+    routed_lexical_weight: float = Embedder.routed_lexical_weight
+    gap_evidence: GapEvidence | None = Embedder.gap_evidence
     query_prefix: str = ""
     document_prefix: str = ""
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragdown.atomic import atomic_file, write_atomic
-from ragdown.indexing.embedders.files import sha256_file
+from ragdown.indexing.embedders.model_files import sha256_file
 from ragdown.indexing.embedders.quantize.calibration import Feed
 from ragdown.indexing.embedders.quantize.quality import MIN_COSINE, MIN_MEAN_COSINE, QualityReport
 from ragdown.indexing.embedders.quantize.quantizer import RECIPE_VERSION, fallback_plans, quantize_model
-from ragdown.memory import release_free_memory
+from ragdown.release_memory import release_free_memory
 
 log = logging.getLogger(__name__)
 

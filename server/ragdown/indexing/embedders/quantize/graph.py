@@ -1,7 +1,7 @@
 """The ONNX graph as rewrites and the quantizer see it: who makes and reads each value, constants, edits.
 
 `Graph` indexes one graph for pattern matching (producers, consumers, initializers) and hands out
-fresh names; `apply_edits` splices a rewrite's new nodes in and points readers at their outputs;
+fresh names; `splice_rewrite` splices a rewrite's new nodes in and points readers at their outputs;
 `prune` drops whatever no graph output needs afterwards.
 """
 
@@ -108,7 +108,7 @@ def quantizable_matmuls(model: Any) -> list[str]:
     ]
 
 
-def apply_edits(graph: Graph, renames: Mapping[str, str], added: Iterable[Any]) -> None:
+def splice_rewrite(graph: Graph, renames: Mapping[str, str], added: Iterable[Any]) -> None:
     """Insert `added` right after the producers of their inputs; point consumers at renamed values."""
     if renames.keys() & {o.name for o in graph.graph.output}:
         raise EmbedderError("a rewrite would rename a graph output")

@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from ragdown.indexing.embedders.onnx_model import batch_feeds
 from ragdown.indexing.embedders.quantize.calibration import Feed
-from ragdown.indexing.embedders.quantize.graph import MS_DOMAIN, Graph, apply_edits, prune
+from ragdown.indexing.embedders.quantize.graph import MS_DOMAIN, Graph, prune, splice_rewrite
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,7 @@ def rewritten(model: Any, rewrites: Iterable[Rewrite]) -> Any:
     for rewrite in rewrites:
         graph = Graph(candidate.graph)
         renames, added = rewrite(graph)
-        apply_edits(graph, renames, added)
+        splice_rewrite(graph, renames, added)
         if added and not any(o.domain == MS_DOMAIN for o in candidate.opset_import):
             candidate.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
         prune(candidate)

@@ -11,7 +11,6 @@ import logging
 from dataclasses import dataclass
 
 from ragdown.documents import files
-from ragdown.documents.edits import Edit
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import short_hash
 from ragdown.documents.links import LinkIndex, backlinks
@@ -19,6 +18,7 @@ from ragdown.documents.move import MoveResult, move
 from ragdown.documents.paths import check_path, notes_dir
 from ragdown.documents.provenance import Writer
 from ragdown.documents.remember import remember
+from ragdown.documents.text_edits import Edit
 from ragdown.documents.writes import edit_document, remove, write_document
 from ragdown.engine import Engine
 from ragdown.errors import NotAFolderError, NotFoundError
