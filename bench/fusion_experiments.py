@@ -36,7 +36,7 @@ import pickle
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -562,7 +562,7 @@ def expand(
 ) -> str:
     """RM3-style: P(w|R) = Σ_d P(w|d) · weight(d), optionally × idf(w); the top `terms` words not in the query
     are appended once each after the query repeated `orig` times (repetition = weight in LanceDB's BM25)."""
-    mass: Counter[str] = Counter()
+    mass: defaultdict[str, float] = defaultdict(float)
     total = sum(w for _, w in feedback) or 1.0
     for text, weight in feedback:
         ws = words(text)
@@ -572,8 +572,9 @@ def expand(
             mass[w] += n / len(ws) * weight / total
     qwords = set(words(query))
     if idf is not None:
-        mass = Counter({w: m * idf(w) for w, m in mass.items()})
-    picked = [w for w, _ in mass.most_common() if w not in qwords][:terms]
+        mass = defaultdict(float, {w: m * idf(w) for w, m in mass.items()})
+    ranked = sorted(mass.items(), key=lambda item: item[1], reverse=True)  # as Counter.most_common orders
+    picked = [w for w, _ in ranked if w not in qwords][:terms]
     return " ".join([query] * orig + picked)
 
 

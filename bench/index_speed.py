@@ -31,7 +31,7 @@ from ragdown.indexing.sync import read_text
 def chunk_texts(root: Path, max_chars: int) -> list[str]:
     texts: list[str] = []
     for path in sorted(list_markdown_files(root)):
-        doc = parse_document(read_text(root / path), path, max_chars)
+        doc = parse_document(read_text(root, path), path, max_chars)
         texts.extend(embedding_text(c.title, c.heading, c.text) for c in doc.chunks)
     return texts
 

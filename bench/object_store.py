@@ -21,8 +21,12 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from _common import CORPORA, commit, median, percentile, require
+
+if TYPE_CHECKING:
+    from moto.server import ThreadedMotoServer
 
 REFRESH_S = 1.0
 
@@ -38,7 +42,7 @@ class RequestCount(logging.Handler):
         self.count += 1
 
 
-def start_s3() -> tuple[object, str, RequestCount]:
+def start_s3() -> tuple[ThreadedMotoServer, str, RequestCount]:
     from moto.server import ThreadedMotoServer
 
     counter = RequestCount()
@@ -72,7 +76,9 @@ def measure(
     cold = time.perf_counter() - started
     for query in queries[:20]:  # the second search starts the postings; let them build
         reader.recall(query, 10)
-    reader.store.start_lexicon().result()  # type: ignore[union-attr]
+    building = reader.store.start_lexicon()
+    assert building is not None  # the reader holds its rows in memory
+    building.result()
     before = counter.count
     times = []
     for query in queries:
@@ -156,7 +162,7 @@ def main() -> None:
         sync_requests = f"{r['sync requests']:.0f}" if index_uri == uri else "—"
         cells = [name, f"{r['cold']:.2f}", f"{r['p50']:.1f}", f"{r['p95']:.1f}", requests]
         print("| " + " | ".join([*cells, f"{r['sync']:.2f}", sync_requests]) + " |")
-    server.stop()  # type: ignore[attr-defined]
+    server.stop()
 
 
 if __name__ == "__main__":

@@ -99,13 +99,13 @@ def table(sizes: list[int], cap: float) -> None:
 
 
 async def _call(url: str, token: str, tool: str, arguments: dict[str, object]) -> str:
-    import httpx
+    import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"}
     async with (
-        httpx.AsyncClient(headers=headers, timeout=600) as http,
+        httpx2.AsyncClient(headers=headers, timeout=600) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         result = await client.call_tool(tool, arguments)
@@ -152,7 +152,7 @@ def recall_latency(size: int, rounds: int, shapes: list[str], with_backlinks: bo
                     while not done.is_set():
                         started = time.perf_counter()
                         text = f"# Doc\n\n{shape(name, size)}\n"
-                        arguments = {"path": f"{name}-{len(writes)}.md", "text": text}
+                        arguments: dict[str, object] = {"path": f"{name}-{len(writes)}.md", "text": text}
                         answers.append(asyncio.run(_call(url_a, token, "ragdown_write", arguments)))
                         writes.append(time.perf_counter() - started)
 

@@ -95,11 +95,11 @@ def quantizer_knows_ort_fusions() -> Iterator[None]:
             return "gelu"
         return plain(graph, activation)
 
-    Graph.kind = kind  # type: ignore[method-assign,assignment]
+    Graph.kind = kind  # type: ignore[method-assign,assignment]  # for the duration of this context only
     try:
         yield
     finally:
-        Graph.kind = plain  # type: ignore[method-assign]
+        Graph.kind = plain  # type: ignore[method-assign]  # the quantizer's own, back
 
 
 def _copy(model: Any) -> Any:

@@ -336,7 +336,7 @@ def memoized_search(engine: Engine) -> Iterator[None]:
             cache[key] = real(query, limit, filters, policy)
         return cache[key]
 
-    engine.search = search
+    engine.search = search  # type: ignore[method-assign]  # this instance only; the del below restores it
     try:
         yield
     finally:

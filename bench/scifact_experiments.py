@@ -98,6 +98,7 @@ def save_pickle(name: str, value: Any) -> None:
 def cmd_cache(args: argparse.Namespace) -> None:
     """Chunks (with vectors) from the engine's table, query vectors, exact and LanceDB dense rankings."""
     import lancedb
+    from lancedb.query import LanceVectorQueryBuilder
 
     from ragdown.indexing.embedders import create_embedder
 
@@ -130,13 +131,9 @@ def cmd_cache(args: argparse.Namespace) -> None:
         row_of = {cid: i for i, cid in enumerate(ids)}
         lance: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for i, q in enumerate(qids):
-            res = (
-                table.search(qvec[i], vector_column_name="vector")
-                .distance_type("cosine")
-                .select(["id", "_distance"])
-                .limit(400)
-                .to_arrow()
-            )
+            search = table.search(qvec[i], vector_column_name="vector")
+            assert isinstance(search, LanceVectorQueryBuilder)  # a vector given: a vector search
+            res = search.distance_type("cosine").select(["id", "_distance"]).limit(400).to_arrow()
             rows = np.array([row_of[c] for c in res.column("id").to_pylist()], dtype=np.int64)
             lance[q] = (rows, 1.0 - res.column("_distance").to_numpy())
         save_pickle(f"dense_lance_{split}.pkl", lance)
@@ -302,7 +299,7 @@ class Data:
             self._vectors = np.load(WORK / "vectors.npy")
             self._qvec = dict(zip(self.qids, np.load(WORK / f"qvec_{self.split}.npy"), strict=True))
         assert self._qvec is not None
-        return self._vectors[rows.astype(np.int64)] @ self._qvec[q]
+        return np.asarray(self._vectors[rows.astype(np.int64)] @ self._qvec[q])
 
     def lexical(self, variant: str) -> dict[str, ChunkRun]:
         if variant not in self._lex:
@@ -404,7 +401,8 @@ def score_chunk(data: Data, q: str, dense: ChunkRun, lexical: ChunkRun, cfg: Con
     """Chunk-level convex score fusion (what fusion.py could do): every candidate has its cosine; a
     chunk missing from the BM25 pool gets BM25 = `miss` (0 raw, or the pool minimum); then documents."""
     w = cfg.get("w", 0.4)
-    dnorm, lnorm = cfg.get("dnorm", cfg.get("norm", "zscore")), cfg.get("lnorm", cfg.get("norm", "zscore"))
+    norm = str(cfg.get("norm", "zscore"))
+    dnorm, lnorm = str(cfg.get("dnorm", norm)), str(cfg.get("lnorm", norm))
     d_rows, d_scores = dense
     l_rows, l_scores = lexical
     rows = np.unique(np.concatenate([d_rows, l_rows]).astype(np.int64))
@@ -439,8 +437,8 @@ def run_config(data: Data, cfg: Config) -> dict[str, list[str]]:
     lex = data.lexical(cfg.get("lex", "default")) if mode != "dense" else None
     lex_doc_level = bool(LEX_VARIANTS[cfg.get("lex", "default")].get("doc_level"))
     out: dict[str, list[str]] = {}
-    agg, lam = cfg.get("agg", "max"), cfg.get("lam", 0.0)
-    lagg, llam = cfg.get("lagg", agg), cfg.get("llam", lam)
+    agg, lam = str(cfg.get("agg", "max")), float(cfg.get("lam", 0.0))
+    lagg, llam = str(cfg.get("lagg", agg)), float(cfg.get("llam", lam))
     for q in data.qids:
         d_rows, d_scores = data.dense[q]
         d_rows, d_scores = d_rows[:pool], d_scores[:pool]

@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 from _common import CORPORA, commit, median, percentile, require
@@ -47,21 +48,23 @@ def measure(corpus: str, data_dir: Path) -> tuple[int, int, dict[str, list[float
     engine.search(queries[0], 10)  # warm caches once
     snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
     # BM25 from memory (docs/search.md#bm25-from-memory), built as a server's warm-up builds it.
-    lexicon = engine.store.start_lexicon().result()  # type: ignore[union-attr]
+    building = engine.store.start_lexicon()
+    assert building is not None  # the engine holds its rows in memory
+    lexicon = building.result()
     keep = prefilter.mask(snapshot.columns) if snapshot is not None and prefilter.narrows else None
 
     results: dict[str, list[float]] = defaultdict(list)
     # Searches back to back, as a server answers them; then each step on its own.
     for query in queries:
-        results["search"] += timed(lambda q=query: engine.search(q, 10), 1)
+        results["search"] += timed(partial(engine.search, query, 10), 1)
     for query, vector in zip(queries, vectors, strict=True):
-        results["embed"] += timed(lambda q=query: engine.embedder.embed_query(q), 1)
+        results["embed"] += timed(partial(engine.embedder.embed_query, query), 1)
         # An empty query skips BM25: this is the dense pool alone, as the pipeline takes it.
-        results["dense"] += timed(lambda v=vector: retrieve(engine.store, "", v, 60, prefilter), 1)
-        results["dense lancedb"] += timed(lambda v=vector: engine.store.dense(v, 60, where, HIT_COLUMNS), 1)
-        results["bm25"] += timed(lambda q=query: engine.store.lexical(q, 60, where, HIT_COLUMNS), 1)
+        results["dense"] += timed(partial(retrieve, engine.store, "", vector, 60, prefilter), 1)
+        results["dense lancedb"] += timed(partial(engine.store.dense, vector, 60, where, HIT_COLUMNS), 1)
+        results["bm25"] += timed(partial(engine.store.lexical, query, 60, where, HIT_COLUMNS), 1)
         if lexicon is not None:
-            results["bm25 memory"] += timed(lambda q=query: lexicon.top(q, 60, keep), 1)
+            results["bm25 memory"] += timed(partial(lexicon.top, query, 60, keep), 1)
     chunks = engine.store.count_rows()
     engine.close()
     return chunks, len(queries), results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import watchfiles
+from watchfiles.main import FileChange
 
 from ragdown.engine import Engine
 from ragdown.indexing.embedders.base import Embedder
@@ -123,3 +126,45 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+class WatchProbe:
+    """Every change watchfiles reports to the folder watcher, so a test can wait until a watch is
+    attached (it reports a probe file) rather than sleep and hope."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reported: list[str] = []  # changed paths, in the order the watch reported them
+        self._probes = itertools.count()
+        real = watchfiles.watch
+
+        def watch(*args: Any, **kwargs: Any) -> Iterator[set[FileChange]]:
+            for changes in real(*args, **kwargs):
+                self.reported += [path for _, path in changes]
+                yield changes
+
+        monkeypatch.setattr(watchfiles, "watch", watch)  # the watcher imports it when it starts a watch
+
+    def saw(self, *names: str) -> bool:
+        """Whether the watch has reported a change to a file of each of these names."""
+        reported = {Path(path).name for path in list(self.reported)}
+        return all(name in reported for name in names)
+
+    def attached(self, folder: Path, timeout: float = 10.0) -> bool:
+        """Whether a watch on `folder` reports a probe within `timeout`: a dot-file (no sync is ever
+        scheduled for one), written again until seen, since a change made before the watch attached
+        is never reported."""
+        probe = folder / f".watch-probe-{next(self._probes)}"
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                probe.write_text(str(time.monotonic()), encoding="utf-8")
+                if wait_for(lambda: self.saw(probe.name), timeout=0.2):
+                    return True
+            return False
+        finally:
+            probe.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def watch_probe(monkeypatch: pytest.MonkeyPatch) -> WatchProbe:
+    return WatchProbe(monkeypatch)

@@ -240,25 +240,28 @@ def test_tail_log_prints_the_log_and_stops_on_sigterm(tmp_path: Path) -> None:
 
     log = tmp_path / "query-log.jsonl"
     log.write_text('{"kind": "read", "path": "a.md"}\n', encoding="utf-8")
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "ragdown.cli", "tail-log", "--file", str(log)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write('{"kind": "read", "path": "b.md"}\n')
-        deadline = time.monotonic() + 60
-        seen = ""
-        while seen.count("\n") < 2:
-            assert time.monotonic() < deadline, seen
-            assert process.stdout is not None
-            seen += process.stdout.readline()
-        assert seen.splitlines() == ['{"kind": "read", "path": "a.md"}', '{"kind": "read", "path": "b.md"}']
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+    ) as process:  # its pipes closed on the way out
+        try:
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write('{"kind": "read", "path": "b.md"}\n')
+            deadline = time.monotonic() + 60
+            seen = ""
+            while seen.count("\n") < 2:
+                assert time.monotonic() < deadline, seen
+                assert process.stdout is not None
+                seen += process.stdout.readline()
+            assert seen.splitlines() == [
+                '{"kind": "read", "path": "a.md"}',
+                '{"kind": "read", "path": "b.md"}',
+            ]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
     assert process.returncode == 0
 
 

@@ -14,17 +14,19 @@ from ragdown.folders.dir_checks import check_data_dir, default_data_dir
 from ragdown.folders.scope import Scope
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.indexing.sync import SyncProgress
-from tests.conftest import WriteDoc, wait_for
+from tests.conftest import WatchProbe, WriteDoc, wait_for
 
 
-def test_start_syncs_in_the_background_and_watches(docs: Path, data_dir: Path, write: WriteDoc) -> None:
+def test_start_syncs_in_the_background_and_watches(
+    docs: Path, data_dir: Path, write: WriteDoc, watch_probe: WatchProbe
+) -> None:
     write("a.md", "alpha")
     engine = Engine(docs, data_dir, HashEmbedder(), source="hash")
     try:
         engine.start()
         assert wait_for(lambda: engine.syncer.last_sync is not None)
         assert engine.watcher is not None
-        time.sleep(0.3)
+        assert watch_probe.attached(docs)
         write("b.md", "beta")
         assert wait_for(lambda: "b.md" in engine.store.files())
     finally:
@@ -87,9 +89,13 @@ def test_an_existing_index_answers_while_the_start_up_sync_catches_up(
     Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False).sync()
     write("new.md", "# New\n\nheron again")
     release = threading.Event()
+
+    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
+        release.wait(30)
+
     engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
     try:
-        engine.start(progress=lambda _progress: release.wait(30))
+        engine.start(progress=hold)
         assert wait_for(lambda: engine.syncer.files_checked() == (2, 2))
         assert not engine.first_sync_done  # /api/status says ready: false meanwhile
         engine.first_sync_wait_s = 0.2
@@ -173,11 +179,15 @@ def test_an_embedder_change_keeps_answering_from_the_old_index_until_the_new_one
         running = engine.syncer.request()
         hits = engine.search("redis eviction", 3)  # mid-rebuild: the old index answers
         assert [h.path for h in hits] == ["ops/redis.md"]
-        assert read_meta(data_dir).embedder == "hash-384"  # type: ignore[union-attr]
+        meta = read_meta(data_dir)
+        assert meta is not None
+        assert meta.embedder == "hash-384"
         held.release.set()
         running.result(timeout=60)
         assert not engine.store.building
-        assert read_meta(data_dir).embedder == "hash-held"  # type: ignore[union-attr]
+        meta = read_meta(data_dir)
+        assert meta is not None
+        assert meta.embedder == "hash-held"
         assert [h.path for h in engine.search("redis eviction", 3)] == ["ops/redis.md"]
     finally:
         held.release.set()

@@ -811,8 +811,8 @@ def test_with_the_index_on_object_storage_readers_mount_no_claim_and_spread(rend
     assert "podAffinity" not in affinity
     assert affinity["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
     assert "affinity" not in pod_spec(indexer)
-    account = rendered.get("ServiceAccount", f"{FULLNAME}-server")
-    assert account["metadata"]["annotations"] == {
+    server_account = rendered.get("ServiceAccount", f"{FULLNAME}-server")
+    assert server_account["metadata"]["annotations"] == {
         "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ragdown-index"
     }
     # The claim still holds the folders.

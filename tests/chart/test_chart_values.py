@@ -27,11 +27,11 @@ def resolve(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def schema_paths() -> list[tuple[str, dict[str, Any]]]:
+def schema_paths() -> list[tuple[str, dict[str, Any] | None]]:
     """Every key of values.yaml with its schema node: into the objects the schema lists properties
     of in place, not into shared definitions (resources, probe timing: described once) nor into
     free-form maps (annotations, security contexts)."""
-    found: list[tuple[str, dict[str, Any]]] = []
+    found: list[tuple[str, dict[str, Any] | None]] = []
 
     def walk(values: dict[str, Any], properties: dict[str, Any], prefix: str) -> None:
         for key, value in values.items():

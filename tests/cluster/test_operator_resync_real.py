@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ async def test_quiet_resyncs_send_the_api_server_nothing_and_drift_is_still_repa
         for name in UNROUTED:
             setup.apply(name, {"mcp": False})
         for name in ROUTED + UNROUTED:
-            await until(lambda n=name: setup.ready(n), f"{name} to be Ready")  # type: ignore[misc]
+            await until(partial(setup.ready, name), f"{name} to be Ready")
         await resynced(operator, setup, 2)  # kopf's own bookkeeping after the changes is behind us
 
         before = api_requests(setup.cluster)

@@ -172,4 +172,4 @@ def test_a_path_that_is_not_utf8_is_refused_with_its_bytes_shown(root: Path) -> 
 
 def test_a_path_must_be_a_string() -> None:
     with pytest.raises(Refusal, match="path must be a string"):
-        check_path(5, markdown_only=True)  # type: ignore[arg-type]
+        check_path(5, markdown_only=True)  # type: ignore[arg-type]  # what a JSON body may hold

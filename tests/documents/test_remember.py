@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import date
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,11 +26,11 @@ def root(tmp_path: Path) -> Path:
     return folder
 
 
-def note(root: Path, **kwargs: object) -> RememberResult:
-    args: dict[str, object] = {"title": "Kafka retention", "content": "Retention is seven days."}
+def note(root: Path, **kwargs: Any) -> RememberResult:
+    args: dict[str, Any] = {"title": "Kafka retention", "content": "Retention is seven days."}
     args.update(notes_dir="notes", at_folder_root=True, today=DAY)
     args.update(kwargs)
-    return remember(root, **args)  # type: ignore[arg-type]
+    return remember(root, **args)
 
 
 def refused(call: Callable[[], object]) -> Refusal:

@@ -154,7 +154,7 @@ def test_supersedes_must_stay_in_the_documents_folder(tmp_path: Path) -> None:
     writer = Writer("agent token", "notes")
     for entry in ("../teamb/secret.md", "/teamb/secret.md", "sub/../../teamb/secret.md", "../../etc/passwd"):
         text = f"---\nsupersedes: [{entry}]\n---\nNew"
-        message = str(refused(lambda text=text: write_document(notes, "new.md", text, writer=writer)))
+        message = str(refused(partial(write_document, notes, "new.md", text, writer=writer)))
         assert message.startswith("supersedes leaves this folder: ")
         assert not (docs / "notes" / "new.md").exists()
     created = write_document(notes, "new.md", "---\nsupersedes: old.md, sub/x.md\n---\nNew", writer=writer)
@@ -252,11 +252,14 @@ def test_an_append_waits_for_a_writer_holding_the_file_and_adds_to_its_version(r
     """Read, merge and write are one step under the file's lock: an append that starts while another
     writer holds the file lands on that writer's version instead of overwriting it."""
     appended = threading.Event()
+
+    def append() -> None:
+        write_document(root, "ops/backups.md", "mine", append=True)
+        appended.set()
+
     with files.locked(Root.at(root), ("ops", "backups.md")) as held:
         assert held.parent is not None
-        thread = threading.Thread(
-            target=lambda: (write_document(root, "ops/backups.md", "mine", append=True), appended.set())
-        )
+        thread = threading.Thread(target=append)
         thread.start()
         assert not appended.wait(0.3)  # still waiting for the lock
         files._replace(held.parent, held.name, b"# Someone else's\n", None)

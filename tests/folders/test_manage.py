@@ -12,6 +12,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,7 @@ def test_creation_never_takes_over_a_name_that_is_there(docs: Path, tmp_path: Pa
     outside.mkdir()
     (docs / "link").symlink_to(outside, target_is_directory=True)
     for name in ("ops", "notes.md", "link"):
-        refusal = refused(lambda name=name: create_folder(docs, name, {"mcp": True}, caller=MANAGER))
+        refusal = refused(partial(create_folder, docs, name, {"mcp": True}, caller=MANAGER))
         assert (refusal.status, refusal.message) == (409, f"already exists: {name}")
     assert settings(docs, "ops") == {"title": "Mine", "mcp": True}
     assert (docs / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
@@ -249,7 +250,7 @@ def test_each_bad_value_is_refused_and_nothing_is_written(
 def test_a_managers_name_is_bounded_and_printable(docs: Path) -> None:
     make(docs, "ops")
     for manager in ("x" * (MAX_MANAGER + 1), "RagdownFolder a/b\n"):
-        refusal = refused(lambda manager=manager: patch(docs, "ops", {"managed_by": manager}, manager))
+        refusal = refused(partial(patch, docs, "ops", {"managed_by": manager}, manager))
         assert refusal.message == f"managed_by must be a string of 1 to {MAX_MANAGER} printable characters"
     assert not (docs / "ops" / ".ragdown.json").exists()
 
@@ -331,9 +332,9 @@ def test_a_folder_that_is_not_there_is_404(docs: Path, tmp_path: Path) -> None:
     (tmp_path / "outside").mkdir()
     (docs / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
     for name in ("missing", "link", ".."):
-        refusal = refused(lambda name=name: patch(docs, name, {"mcp": True}))
+        refusal = refused(partial(patch, docs, name, {"mcp": True}))
         assert refusal.status == 404
-        assert refused(lambda name=name: delete_folder(docs, name, name, caller=None)).status == 404
+        assert refused(partial(delete_folder, docs, name, name, caller=None)).status == 404
     assert list((tmp_path / "outside").iterdir()) == []
 
 
@@ -431,7 +432,7 @@ def test_a_manager_adopts_a_folder_edits_it_and_releases_it_to_people(docs: Path
     before = settings(docs, "work")
     for caller in (None, OTHER):
         for changes in ({"mcp": False}, {"managed_by": None}, {"managed_by": caller}):
-            refusal = refused(lambda caller=caller, changes=changes: patch(docs, "work", changes, caller))
+            refusal = refused(partial(patch, docs, "work", changes, caller))
             assert (refusal.status, refusal.code) == (409, "managed"), (caller, changes)
     assert settings(docs, "work") == before
     released = patch(docs, "work", {"managed_by": None}, MANAGER)
@@ -444,7 +445,7 @@ def test_a_manager_adopts_a_folder_edits_it_and_releases_it_to_people(docs: Path
 def test_a_managed_folder_is_never_renamed_even_by_its_manager(docs: Path) -> None:
     make(docs, "work", {"mcp": True, "managed_by": MANAGER})
     for caller in (MANAGER, None):
-        refusal = refused(lambda caller=caller: patch(docs, "work", {"name": "renamed"}, caller))
+        refusal = refused(partial(patch, docs, "work", {"name": "renamed"}, caller))
         assert (refusal.status, refusal.code) == (409, "managed")
     assert sorted(p.name for p in docs.iterdir()) == ["work"]
 

@@ -87,7 +87,7 @@ def test_short_prompts_and_slash_commands_return_nothing_and_leave_the_session_a
     engine.context(PROMPT, session_id="s", overrides={"top_k": 1})
     result = engine.context(prompt, session_id="s", reset=False)
     assert (result.text, result.searched) == ("", False)
-    assert len(engine.memory.seen("\0s")) == 1  # type: ignore[attr-defined]
+    assert len(engine.memory.seen("\0s")) == 1
 
 
 def test_min_score_one_returns_empty_text(engine: Engine) -> None:

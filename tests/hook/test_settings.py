@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ def test_valid_edge_values(key: str, value: float) -> None:
 def test_a_layer_that_is_not_an_object_is_empty() -> None:
     assert valid_overrides(["top_k", 3]) == {}
     assert valid_overrides(None) == {}
-    assert resolve({}, [[], "x"], 0.5).top_k == 4  # type: ignore[list-item]
+    assert resolve({}, [[], "x"], 0.5).top_k == 4  # type: ignore[list-item]  # malformed layers on purpose
 
 
 def test_unknown_keys_are_ignored() -> None:
@@ -100,8 +101,9 @@ def test_one_set_of_bounds_for_the_tool_the_environment_and_the_resource() -> No
         over = bound.high + 1
         with pytest.raises(ValidationError):
             HookOverrides.model_validate({camel: over})
+        settings: dict[str, Any] = {f"hook_{key}": over}
         with pytest.raises(ValidationError):
-            ServerSettings(**{f"hook_{key}": over})
+            ServerSettings(**settings)
     assert HookOverrides.model_validate({"topK": 6, "minScore": 0.75}).given() == {
         "top_k": 6,
         "min_score": 0.75,

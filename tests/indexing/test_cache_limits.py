@@ -17,7 +17,7 @@ from tests.conftest import WriteDoc
 @pytest.fixture(autouse=True)
 def default_limits() -> Iterator[None]:
     yield
-    defaults = ServerSettings(_env_file=None)  # type: ignore[call-arg]
+    defaults = ServerSettings()
     store.set_cache_limits(defaults.index_cache_mb, defaults.metadata_cache_mb)
 
 

@@ -41,7 +41,9 @@ def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
 def lexicon_of(store: ChunkStore) -> tuple[Lexicon, list[str]]:
     snapshot = store.vector_snapshot(HIT_COLUMNS)
     assert snapshot is not None
-    lexicon = store.start_lexicon().result()  # type: ignore[union-attr]
+    building = store.start_lexicon()
+    assert building is not None
+    lexicon = building.result()
     assert lexicon is not None
     return lexicon, snapshot.columns.column("id").to_pylist()
 
@@ -118,7 +120,9 @@ def test_the_in_memory_pool_is_used_once_built_and_matches_lancedb(engine: Engin
         assert pool.found is not None
         assert pool.rows is None
         positions, scores = pool.found
-        ids = engine.store.vector_snapshot(HIT_COLUMNS).columns.column("id").to_pylist()  # type: ignore[union-attr]
+        snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
+        assert snapshot is not None
+        ids = snapshot.columns.column("id").to_pylist()
         table = engine.store.lexical("snake cache running", 50, prefilter.sql(), ["id"], with_vectors=False)
         lance = dict(zip(table.column("id").to_pylist(), table.column("_score").to_pylist(), strict=True))
         assert {ids[p] for p in positions.tolist()} == set(lance)

@@ -243,7 +243,9 @@ def test_query_and_document_vectors_are_identical(int8: OnnxEmbedder) -> None:
 
 @REAL_MODEL
 def test_texts_are_read_past_128_tokens_and_cut_at_256(int8: OnnxEmbedder) -> None:
-    count = lambda text: len(int8.tokenizer.encode(text).ids)  # noqa: E731 - a one-line helper
+    def count(text: str) -> int:
+        return len(int8.tokenizer.encode(text).ids)
+
     assert count(words(200)) == 202
     assert count(words(126)) == 128
     first, prefix = int8.embed([words(200), words(126)], "document")

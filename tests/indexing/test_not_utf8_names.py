@@ -15,7 +15,7 @@ from ragdown.indexing import watcher as watcher_module
 from ragdown.indexing.listing import list_markdown_files, markdown_listing
 from ragdown.indexing.sync import NOT_UTF8, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
-from tests.conftest import WriteDoc, wait_for
+from tests.conftest import WatchProbe, WriteDoc, wait_for
 
 
 def write_bytes_path(docs: Path, relative: bytes, text: str) -> bytes:
@@ -84,7 +84,7 @@ def test_the_watcher_syncs_past_a_bad_name(
 
 
 def test_a_watch_that_held_watches_again_at_once_after_a_bad_name(
-    docs: Path, monkeypatch: pytest.MonkeyPatch
+    docs: Path, monkeypatch: pytest.MonkeyPatch, watch_probe: WatchProbe
 ) -> None:
     """watchfiles fails on an event naming a file that is not UTF-8: the watch starts again rather
     than leave every folder to a sync a minute."""
@@ -93,10 +93,10 @@ def test_a_watch_that_held_watches_again_at_once_after_a_bad_name(
     watcher = FolderWatcher(docs, lambda: calls.append(time.monotonic()), debounce_s=0.1)
     watcher.start()
     try:
-        time.sleep(0.3)  # let the watcher attach
+        assert watch_probe.attached(docs)
         write_bytes_path(docs, b"bad\xffname.md", "# Bad\n")
         assert wait_for(lambda: len(calls) >= 1)  # the sync after the failure
-        time.sleep(0.3)  # let the new watch attach
+        assert watch_probe.attached(docs)  # the new watch
         seen = len(calls)
         (docs / "good.md").write_text("# Good\n", encoding="utf-8")
         assert wait_for(lambda: len(calls) > seen)

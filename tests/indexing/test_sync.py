@@ -9,6 +9,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from ragdown.documents import files
@@ -48,6 +49,11 @@ class CountingEmbedder(HashEmbedder):
         assert self.entered.wait(10)
         return running
 
+    def release(self) -> None:
+        """Let the held sync go on."""
+        assert self.gate is not None
+        self.gate.set()
+
 
 @pytest.fixture
 def embedder() -> CountingEmbedder:
@@ -64,8 +70,8 @@ def syncer(docs: Path, store: ChunkStore, embedder: CountingEmbedder) -> Syncer:
     return Syncer(docs, store, embedder)
 
 
-def counts(report: object) -> tuple[int, int, int, int]:
-    return (report.added, report.updated, report.removed, report.unchanged)  # type: ignore[attr-defined]
+def counts(report: SyncReport) -> tuple[int, int, int, int]:
+    return (report.added, report.updated, report.removed, report.unchanged)
 
 
 def test_incremental_add_update_remove(
@@ -165,9 +171,9 @@ def test_flushes_every_256_chunks_with_one_delete_and_one_add_each(
     calls: list[tuple[list[str], int]] = []
     original = store.replace
 
-    def spy(paths: list[str], rows: object) -> None:
-        calls.append((list(paths), 0 if rows is None else rows.num_rows))  # type: ignore[attr-defined]
-        original(paths, rows)  # type: ignore[arg-type]
+    def spy(paths: list[str], rows: pa.Table | None) -> None:
+        calls.append((list(paths), 0 if rows is None else rows.num_rows))
+        original(paths, rows)
 
     monkeypatch.setattr(store, "replace", spy)
     report = syncer.sync()
@@ -187,9 +193,12 @@ def test_removed_paths_go_out_with_the_first_flush(
     write("a.md", "two")
     calls: list[list[str]] = []
     original = store.replace
-    monkeypatch.setattr(
-        store, "replace", lambda paths, rows: (calls.append(list(paths)), original(paths, rows))
-    )
+
+    def spy(paths: list[str], rows: pa.Table | None) -> None:
+        calls.append(list(paths))
+        original(paths, rows)
+
+    monkeypatch.setattr(store, "replace", spy)
     syncer.sync()
     assert calls == [["a.md", "gone.md"]]
 
@@ -257,7 +266,7 @@ def test_callers_during_a_run_share_one_follow_up(
     assert second is third
     assert second is not first
     assert syncer.syncing
-    embedder.gate.set()
+    embedder.release()
     assert counts(first.result(10)) == (1, 0, 0, 0)
     assert counts(second.result(10)) == (1, 0, 0, 1)
     fourth = syncer.request()
@@ -286,7 +295,7 @@ def test_a_full_request_during_a_run_makes_the_follow_up_full(
     plain = syncer.request()
     full = syncer.request(full=True)
     assert plain is full
-    embedder.gate.set()
+    embedder.release()
     first.result(10)
     assert counts(full.result(10)) == (1, 0, 0, 0)  # re-added from scratch, not "unchanged"
 
@@ -300,7 +309,7 @@ def test_a_reader_mid_sync_sees_whole_files(
     write("a.md", "# A\nuno\n\n## Two\ndos\n\n## Three\ntres")
     running = embedder.start_held_sync(syncer)
     assert reader.count_rows() == 2  # nothing deleted before the vectors exist
-    embedder.gate.set()
+    embedder.release()
     running.result(10)
     assert reader.count_rows() == 3
 
@@ -338,7 +347,6 @@ def test_pending_files_count_what_the_running_sync_has_left(
     assert syncer.pending_files == 0
     running = embedder.start_held_sync(syncer)  # all five read, held at their first embedding
     assert syncer.pending_files == 5
-    assert embedder.gate is not None
-    embedder.gate.set()
+    embedder.release()
     assert running.result(timeout=30).added == 5
     assert syncer.pending_files == 0

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ragdown.engine import Engine
 from ragdown.indexing.watcher import DEBOUNCE_S, POLL_INTERVAL_S, FolderWatcher, wants_sync
-from tests.conftest import wait_for
+from tests.conftest import WatchProbe, wait_for
 
 
 @pytest.mark.parametrize(
@@ -38,31 +40,36 @@ def test_documented_timings() -> None:
     assert (DEBOUNCE_S, POLL_INTERVAL_S) == (0.75, 60.0)
 
 
-def test_a_burst_of_writes_triggers_one_call(docs: Path) -> None:
+def test_a_burst_of_writes_triggers_one_call(docs: Path, watch_probe: WatchProbe) -> None:
+    debounce_s = 0.5
     calls: list[float] = []
-    watcher = FolderWatcher(docs, lambda: calls.append(time.monotonic()), debounce_s=0.5)
+    watcher = FolderWatcher(docs, lambda: calls.append(time.monotonic()), debounce_s=debounce_s)
     watcher.start()
     try:
-        time.sleep(0.3)  # let the watcher attach
+        assert watch_probe.attached(docs)
         for i in range(5):
             (docs / f"n{i}.md").write_text(f"note {i}")
-            time.sleep(0.05)
+            time.sleep(0.05)  # a burst spread over 0.25 s, each write well within the debounce
         assert wait_for(lambda: len(calls) >= 1)
-        time.sleep(1.0)
+        # Nothing more may come: a write that had a timer of its own would fire within the debounce.
+        time.sleep(2 * debounce_s)
         assert len(calls) == 1
         (docs / ".hidden.md").write_text("ignored")
         (docs / "image.png").write_bytes(b"\x89PNG")
-        time.sleep(1.2)
+        assert wait_for(lambda: watch_probe.saw(".hidden.md", "image.png"))  # the watch did see them
+        time.sleep(2 * debounce_s)  # and no call follows them: twice the debounce after they were seen
         assert len(calls) == 1
     finally:
         watcher.stop()
 
 
-def test_an_engine_picks_up_a_new_file(make_engine: object, docs: Path) -> None:
-    engine = make_engine()  # type: ignore[operator]
+def test_an_engine_picks_up_a_new_file(
+    make_engine: Callable[..., Engine], docs: Path, watch_probe: WatchProbe
+) -> None:
+    engine = make_engine()
     engine.sync()
     engine.start_watching()
-    time.sleep(0.3)
+    assert watch_probe.attached(docs)
     (docs / "fresh.md").write_text("# Fresh\nkestrel ingest pipeline")
     assert wait_for(lambda: "fresh.md" in engine.store.files())
     assert engine.search("kestrel ingest", 1)[0].path == "fresh.md"

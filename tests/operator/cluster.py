@@ -51,6 +51,8 @@ class Cluster(k8s.KubernetesEmulator):
                 yield item
 
     def current(self, request: rendering.Request) -> dict[str, Any] | None:
+        if request.resource is None or request.name is None:  # a list or a watch: no one object
+            return None
         key = (request.resource, request.namespace, request.name)
         if key not in self.objects or self.objects[key].deleted:
             return None
@@ -269,7 +271,9 @@ def _drop(obj: dict[str, Any], field: Field) -> None:
         (obj["metadata"].get(field[1]) or {}).pop(field[2], None)
 
 
-def _applied(current: dict[str, Any], body: dict[str, Any], manager: str, *, force: bool = True) -> Any:
+def _applied(
+    current: dict[str, Any], body: dict[str, Any], manager: str, *, force: bool = True
+) -> dict[str, Any] | k8s.KubernetesError:
     """A server-side apply of `body` by `manager`: it takes the fields it sets (a field set to the
     same value is shared; one another manager set to another value is a 409 conflict unless forced,
     and taken when forced), and a field it applied before and no longer does is removed unless
@@ -329,7 +333,9 @@ def applied_by(manager: str, body: dict[str, Any], current: dict[str, Any] | Non
         owners = {(manager, "Apply"): set(ingress_fields(created))}
         created.setdefault("metadata", {})["managedFields"] = _managed_fields(owners, [])
         return created
-    return _applied(current, body, manager)
+    applied = _applied(current, body, manager)
+    assert not isinstance(applied, k8s.KubernetesError)  # forced: a conflict is never refused
+    return applied
 
 
 def updated_by(manager: str, patch: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:

@@ -39,15 +39,16 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T]], what: str, timeout: float = 60.0) -> T:
+async def eventually(check: Callable[[], Awaitable[T | None]], what: str, timeout: float = 60.0) -> T:
     """`check()`'s first truthy answer; the event loop keeps serving the emulated API meanwhile."""
     deadline = time.monotonic() + timeout
-    last: Any = None
+    last: object = None
     while True:
         try:
-            last = await check()
-            if last:
-                return last
+            answer = await check()
+            if answer:
+                return answer
+            last = answer
         except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as error:
             last = error
         if time.monotonic() > deadline:
@@ -135,13 +136,13 @@ class Operator:
         }
 
     def start(self) -> None:
-        out = self.log.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ragdown_operator.main"],
-            env=self.env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        with self.log.open("ab") as out:  # the process writes to its own copy of the descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "ragdown_operator.main"],
+                env=self.env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
     async def command(self, *args: str) -> tuple[int, str]:
         """`ragdown-operator <args>` with the operator's environment: exit status and output. Not

@@ -18,6 +18,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from celpy.adapter import json_to_cel
 
 from ragdown.folders.manage import FOLDER_TOOLS, MAX_TOKENS, TOKEN_NAME_RE
 
@@ -95,11 +96,11 @@ def cel_failures(schema: dict[str, Any], new: Any, old: Any = None, *, has_old: 
         transition = "oldSelf" in rule["rule"]
         if transition and not has_old:
             continue
-        activation = {"self": celpy.json_to_cel(new)}
+        activation = {"self": json_to_cel(new)}
         if transition:
-            activation["oldSelf"] = celpy.json_to_cel(old)
+            activation["oldSelf"] = json_to_cel(old)
         result = CEL.program(CEL.compile(rule["rule"])).evaluate(activation)
-        if result is not True and result != celpy.celtypes.BoolType(True):
+        if result != celpy.celtypes.BoolType(True):  # the rule did not hold
             failures.append(rule.get("message", rule["rule"]))
     if isinstance(new, dict):
         for name, prop in schema.get("properties", {}).items():

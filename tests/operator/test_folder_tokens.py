@@ -64,6 +64,7 @@ class Secrets:
 
 async def read(secrets: Secrets, *refs: dict[str, Any]) -> list[dict[str, str]]:
     parsed = [TokenRef.model_validate(r) for r in refs]
+    # A stand-in for Kube, with the one call read_tokens makes.
     return await read_tokens(secrets, "team", parsed, ADMIN_TOKEN)  # type: ignore[arg-type]
 
 
@@ -232,7 +233,7 @@ async def test_team_tokens_come_from_secrets_close_the_folder_to_the_shared_toke
         await w.put_secret("team-a", {"token": ROTATED})
 
         async def rotated() -> bool:
-            return w.folder_config("work")["tokens"] == [{"name": "team-a", "sha256": digest(ROTATED)}]
+            return bool(w.folder_config("work")["tokens"] == [{"name": "team-a", "sha256": digest(ROTATED)}])
 
         await eventually(rotated, "the rotated token to reach the folder")
         assert await reaches(w, "work", ROTATED) == 200

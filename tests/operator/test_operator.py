@@ -4,6 +4,7 @@ real `ragdown serve` indexer: what a RagdownFolder turns into, and what each cha
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -128,7 +129,7 @@ async def test_an_unreachable_indexer_is_retried_until_it_answers(tmp_path: Path
     async with world(tmp_path, start_indexer=False) as w:
         await w.apply("work", WORK)
 
-        async def waiting() -> dict[str, object] | None:
+        async def waiting() -> dict[str, Any] | None:
             ready = await w.condition("work", "Ready")
             return ready if ready and ready["reason"] == "IndexerUnreachable" else None
 
@@ -147,7 +148,7 @@ async def test_an_invalid_spec_is_reported_and_applied_once_fixed(tmp_path: Path
         # The API server's schema would refuse these; the operator must not trust that it ran.
         await w.apply("bad", {"folder": "fixed", "mcp": "yes", "hook": {"topK": 500}})
 
-        async def invalid() -> dict[str, object] | None:
+        async def invalid() -> dict[str, Any] | None:
             synced = await w.condition("bad", "Synced")
             return synced if synced and synced["reason"] == "InvalidSpec" else None
 
@@ -201,7 +202,7 @@ async def test_two_resources_for_one_folder_and_the_operators_own_health(tmp_pat
         await w.settled("work")
         await w.apply("work-again", {"folder": "work", "mcp": False})
 
-        async def conflict() -> dict[str, object] | None:
+        async def conflict() -> dict[str, Any] | None:
             synced = await w.condition("work-again", "Synced")
             return synced if synced and synced["reason"] == "FolderManagedElsewhere" else None
 
@@ -244,7 +245,7 @@ async def test_an_ingress_that_is_not_ours_is_left_alone_and_settings_changes_re
         (await w.kube.post(INGRESSES, json=theirs)).raise_for_status()
         await w.apply("other", {"mcp": True})
 
-        async def conflict() -> dict[str, object] | None:
+        async def conflict() -> dict[str, Any] | None:
             routed = await w.condition("other", "Routed")
             return routed if routed and routed["reason"] == "IngressConflict" else None
 

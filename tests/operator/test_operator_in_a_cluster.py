@@ -5,6 +5,7 @@ load balancer silences, another release in the same namespace, and being uninsta
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ async def test_other_controllers_keys_stay_and_a_quiet_resync_writes_nothing(tmp
         w.operator.extra_env["RAGDOWN_OPERATOR_INGRESS_ANNOTATIONS"] = "{}"
         w.operator.start()
 
-        async def dropped() -> dict[str, object] | None:
+        async def dropped() -> dict[str, Any] | None:
             found = await w.ingress("work-mcp")
             annotations = (found or {}).get("metadata", {}).get("annotations") or {}
             return found if found and not OURS.keys() & annotations.keys() else None
@@ -135,20 +136,20 @@ async def test_status_is_patched_only_when_it_changes(tmp_path: Path) -> None:
         # counts are patched, and no lastTransitionTime moves.
         (w.indexer.docs / "work" / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
 
-        async def counted() -> dict[str, object] | None:
+        async def counted() -> dict[str, Any] | None:
             status = (await w.get("work") or {})["status"]
             return status if status.get("files") == 1 else None
 
         after = await eventually(counted, "the new document to be counted")
         times = {c["type"]: c["lastTransitionTime"] for c in before["conditions"]}
-        assert {c["type"]: c["lastTransitionTime"] for c in after["conditions"]} == times  # type: ignore[attr-defined]
+        assert {c["type"]: c["lastTransitionTime"] for c in after["conditions"]} == times
 
 
 async def test_a_watch_gone_silent_is_reopened(tmp_path: Path) -> None:
     env = {"RAGDOWN_OPERATOR_WATCH_SERVER_TIMEOUT_S": "1", "RAGDOWN_OPERATOR_WATCH_CLIENT_TIMEOUT_S": "2"}
     async with world(tmp_path, operator_env=env) as w:
 
-        def watches() -> list[dict[str, str]]:
+        def watches() -> list[Mapping[str, str]]:
             return [r.params for r in w.cluster if r.url.path == FOLDERS and r.params.get("watch") == "true"]
 
         async def watching() -> bool:

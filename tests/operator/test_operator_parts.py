@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import kopf
@@ -130,11 +130,13 @@ def test_the_ingress_routes_the_encoded_path_to_the_readers() -> None:
     assert "tls" not in bare["spec"]
 
 
-OWNER = {
-    "apiVersion": "ragdown.dev/v1alpha1",
-    "kind": "RagdownFolder",
-    "metadata": {"name": "work", "uid": "u1"},
-}
+OWNER = kopf.Body(
+    {
+        "apiVersion": "ragdown.dev/v1alpha1",
+        "kind": "RagdownFolder",
+        "metadata": {"name": "work", "uid": "u1"},
+    }
+)
 
 
 def wanted_ingress(annotations: str = "{}", ingress_class: str = "") -> dict[str, Any]:
@@ -319,11 +321,13 @@ def test_a_release_claims_its_own_resources_and_by_default_the_unlabelled() -> N
 def test_an_ingress_another_release_made_for_the_same_resource_is_not_taken_over() -> None:
     """Two releases that both claim an unlabelled resource: the second one's route is refused, not a
     patch back and forth every resync."""
-    owner = {
-        "apiVersion": "ragdown.dev/v1alpha1",
-        "kind": "RagdownFolder",
-        "metadata": {"name": "work", "uid": "u1"},
-    }
+    owner = kopf.Body(
+        {
+            "apiVersion": "ragdown.dev/v1alpha1",
+            "kind": "RagdownFolder",
+            "metadata": {"name": "work", "uid": "u1"},
+        }
+    )
     theirs = folder_ingress("work", "work", OperatorSettings(instance="rd2"))
     kopf.adopt(theirs, owner=owner)
     sent: list[str] = []
@@ -362,7 +366,7 @@ def test_settings_refuse_what_would_break_later() -> None:
     with pytest.raises(ValueError, match="http"):
         OperatorSettings(indexer_url="ragdown-indexer:3000")
     with pytest.raises(ValueError, match="JSON object of strings"):
-        OperatorSettings(ingress_annotations='{"a": 1}')  # type: ignore[arg-type]
+        OperatorSettings(ingress_annotations='{"a": 1}')  # type: ignore[arg-type]  # as the environment gives it
 
 
 def test_ready_follows_synced_and_routed_and_times_move_only_on_a_flip() -> None:
@@ -444,15 +448,14 @@ def test_without_an_api_to_log_in_to_the_operator_says_so_and_exits(tmp_path: Pa
 
 
 def _invalid_folder(generation: int, status: dict[str, Any]) -> kopf.Body:
-    return kopf.Body(
-        {
-            "apiVersion": "ragdown.dev/v1alpha1",
-            "kind": "RagdownFolder",
-            "metadata": {"name": "bad", "namespace": "team", "uid": "u-1", "generation": generation},
-            "spec": {"folder": "../escape"},
-            "status": status,
-        }
-    )
+    body = {
+        "apiVersion": "ragdown.dev/v1alpha1",
+        "kind": "RagdownFolder",
+        "metadata": {"name": "bad", "namespace": "team", "uid": "u-1", "generation": generation},
+        "spec": {"folder": "../escape"},
+        "status": status,
+    }
+    return kopf.Body(cast(kopf.RawBody, body))  # kopf's RawMeta leaves `generation` out
 
 
 def test_a_spec_that_failed_for_good_is_not_rerun_by_every_resync() -> None:
@@ -463,7 +466,7 @@ def test_a_spec_that_failed_for_good_is_not_rerun_by_every_resync() -> None:
     operator = handlers.Operator(OperatorSettings(namespace="team", indexer_url="http://127.0.0.1:9"))
 
     def invalid_count() -> float:
-        return metrics.RECONCILES.labels("timer", "invalid")._value.get()
+        return float(metrics.RECONCILES.labels("timer", "invalid")._value.get())
 
     async def resync(body: kopf.Body) -> kopf.Patch:
         patch = kopf.Patch()

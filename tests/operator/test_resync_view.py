@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import kopf
@@ -60,7 +60,7 @@ def recording(stored: dict[str, Any]) -> tuple[Kube, list[httpx.Request]]:
 def watched(obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` as the index keeps it."""
     meta = obj["metadata"]
-    index = ingress_entry(meta["name"], meta.get("namespace", "team"), kopf.Body(obj))
+    index = ingress_entry(meta["name"], meta.get("namespace", "team"), kopf.Body(cast(kopf.RawBody, obj)))
     return dict(next(iter(index.values())))
 
 
@@ -109,7 +109,7 @@ def test_the_index_keeps_what_is_compared_and_names_it_by_namespace_and_name() -
     body = applied_by("ragdown-operator", wanted())
     body["metadata"] |= {"namespace": "team", "resourceVersion": "7", "uid": "i-1"}
     body["status"] = {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}
-    ((key, kept),) = ingress_entry("work-mcp", "team", kopf.Body(body)).items()
+    ((key, kept),) = ingress_entry("work-mcp", "team", kopf.Body(cast(kopf.RawBody, body))).items()
     assert key == ("team", "work-mcp")
     assert set(kept) == {"metadata", "spec"}
     assert "resourceVersion" not in kept["metadata"]

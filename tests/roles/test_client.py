@@ -97,6 +97,7 @@ class Primary:
             server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
             server.daemon_threads = True
             self.port = server.server_address[1]
+        # A client that hangs up mid-answer is part of these tests, not an error to print.
         server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         self.server = server
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()

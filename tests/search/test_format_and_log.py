@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ragdown.search.hit_shapes import clip_hit, format_hit
 from ragdown.search.hybrid import Hit
@@ -13,8 +14,8 @@ from ragdown.search.query_log import QueryLog
 MTIME = datetime(2026, 1, 2, 23, 30, tzinfo=UTC).timestamp() * 1000
 
 
-def make_hit(**fields: object) -> Hit:
-    values: dict[str, object] = {
+def make_hit(**fields: Any) -> Hit:
+    values: dict[str, Any] = {
         "id": "ops/backups.md#0@abc",
         "path": "ops/backups.md",
         "title": "Backups",
@@ -28,7 +29,7 @@ def make_hit(**fields: object) -> Hit:
         "mtime_ms": MTIME,
     }
     values.update(fields)
-    return Hit(**values)  # type: ignore[arg-type]
+    return Hit(**values)
 
 
 def test_header_line_then_text() -> None:

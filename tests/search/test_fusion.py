@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragdown.indexing.embedders.base import GapEvidence
+from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.search.aliases import ALIAS_BOOST
 from ragdown.search.fusion import (
     Rankings,
@@ -122,8 +123,8 @@ def test_evidence_weight_is_flat_then_log_linear_then_clear(gap: float, weight: 
     assert evidence_for_gap(gap, RULE) == pytest.approx(weight)
 
 
-class Settings:
-    """What `pipeline.fuse` reads from an embedder."""
+class Settings(HashEmbedder):
+    """An embedder with the settings `pipeline.fuse` reads set for these tests."""
 
     score_evidence = 0.04
     lexical_weight = 0.3
@@ -152,7 +153,7 @@ def contest(spread: float, aliases: str = "") -> Rankings:
 
 
 def fused_order(rankings: Rankings, query: str, policy: SearchPolicy | None = None) -> list[str]:
-    fused, _ = fuse(rankings, query, policy or SearchPolicy(), Settings())  # type: ignore[arg-type]
+    fused, _ = fuse(rankings, query, policy or SearchPolicy(), Settings())
     return [c.id for c in fused[:2]]
 
 
@@ -176,28 +177,32 @@ def test_a_flat_dense_top_lets_the_raw_scores_decide_and_a_clear_one_the_ranks()
 
 def test_the_fused_score_is_rrf_plus_the_gap_weighted_evidence() -> None:
     rankings = contest(0.15)  # gap 0.15: e = 0.1
-    fused, routed = fuse(rankings, "which chunk answers this", SearchPolicy(), Settings())  # type: ignore[arg-type]
+    fused, routed = fuse(rankings, "which chunk answers this", SearchPolicy(), Settings())
     assert not routed
     expected = rrf_with_evidence(contest(0.15), 0.1, 0.3)
-    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]
+    assert [c.id for c in fused] == [c.id for c in expected]
+    assert [c.score for c in fused] == pytest.approx([c.score for c in expected])
 
 
 def test_routed_and_alias_naming_queries_keep_the_measured_weight() -> None:
     routed = "which chunk runs pg_restore"
-    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(), Settings())  # type: ignore[arg-type]
+    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(), Settings())
     assert was_routed
     expected = rrf_with_evidence(contest(0.05), 0.04, 0.6)
-    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]
+    assert [c.id for c in fused] == [c.id for c in expected]
+    assert [c.score for c in fused] == pytest.approx([c.score for c in expected])
     # a codename leaves the dense side flat; the boost lifts every chunk alike, the 0.04 evidence orders them
-    named, _ = fuse(contest(0.05, "Basalt"), "what does Basalt run", SearchPolicy(), Settings())  # type: ignore[arg-type]
+    named, _ = fuse(contest(0.05, "Basalt"), "what does Basalt run", SearchPolicy(), Settings())
     plain = rrf_with_evidence(contest(0.05, "Basalt"), 0.04, 0.3)
-    assert [(c.id, c.score) for c in named] == [(c.id, pytest.approx(c.score + ALIAS_BOOST)) for c in plain]
+    assert [c.id for c in named] == [c.id for c in plain]
+    assert [c.score for c in named] == pytest.approx([c.score + ALIAS_BOOST for c in plain])
 
 
 def test_an_embedder_without_the_rule_keeps_its_constant_weight() -> None:
     class Constant(Settings):
         gap_evidence = None
 
-    fused, _ = fuse(contest(0.05), "which chunk answers this", SearchPolicy(), Constant())  # type: ignore[arg-type]
+    fused, _ = fuse(contest(0.05), "which chunk answers this", SearchPolicy(), Constant())
     expected = rrf_with_evidence(contest(0.05), 0.04, 0.3)
-    assert [(c.id, c.score) for c in fused] == [(c.id, pytest.approx(c.score)) for c in expected]
+    assert [c.id for c in fused] == [c.id for c in expected]
+    assert [c.score for c in fused] == pytest.approx([c.score for c in expected])

@@ -12,7 +12,7 @@ from ragdown.engine import Engine
 from ragdown.errors import FilterError
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.search.filters import SearchFilters, where_clause
-from ragdown.search.hybrid import pool_size
+from ragdown.search.hybrid import Hit, pool_size
 from ragdown.search.policy import SearchPolicy
 from tests.conftest import WriteDoc
 
@@ -41,8 +41,8 @@ def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
     return built
 
 
-def paths(hits: list[object]) -> set[str]:
-    return {h.path for h in hits}  # type: ignore[attr-defined]
+def paths(hits: list[Hit]) -> set[str]:
+    return {h.path for h in hits}
 
 
 def test_similarity_is_the_query_chunk_dot_product_from_both_retrievers(engine: Engine) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -37,8 +38,8 @@ def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
     return built
 
 
-def order(engine: Engine, query: str, limit: int = 4, **policy: object) -> list[tuple[str, str, list[str]]]:
-    hits = engine.search(query, limit, policy=SearchPolicy(**policy))  # type: ignore[arg-type]
+def order(engine: Engine, query: str, limit: int = 4, **policy: Any) -> list[tuple[str, str, list[str]]]:
+    hits = engine.search(query, limit, policy=SearchPolicy(**policy))
     return [(h.path, h.heading, h.sources) for h in hits]
 
 

@@ -81,7 +81,9 @@ def test_the_lexical_pool_read_against_memory_matches_lancedbs_rows(
     LanceDB returns them all. The same entries every way."""
     snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
     assert snapshot is not None
-    engine.store.start_lexicon().result()  # type: ignore[union-attr]
+    building = engine.store.start_lexicon()
+    assert building is not None
+    building.result()
     if not postings:
         object.__setattr__(snapshot, "lexicon", LexiconBuild(None))  # as before the build
     prefilter = Prefilter(filters, engine.store.superseded_paths())

@@ -31,7 +31,7 @@ def test_gaps_are_searches_whose_best_hit_is_under_the_floor_counted_per_query()
 
 
 def test_the_hook_rate_counts_calls_that_injected_anything() -> None:
-    log = [
+    log: list[dict[str, Any]] = [
         {"kind": "context", "injected": [{"path": "a.md"}]},
         {"kind": "context", "injected": []},
         {"kind": "context", "injected": []},

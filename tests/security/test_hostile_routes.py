@@ -18,7 +18,6 @@ import pytest
 from mcp import Client
 
 from tests.security.conftest import (
-    ADMIN_TOKEN,
     CORPUS,
     HOSTILE_FOLDERS,
     PROBE_TEXT,
@@ -31,7 +30,7 @@ from tests.security.conftest import (
     shown,
     unclear,
 )
-from tests.serving.conftest import TOKEN, Served
+from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served
 
 LIST_TOOLS = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
 MCP_HEADERS = {

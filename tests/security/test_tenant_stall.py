@@ -48,8 +48,14 @@ def make_teams(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     (docs / "teamb" / "restore.md").write_text("# Restore\n\nHow we restore the database after an outage.\n")
     started: list[Iterator[Served]] = []
 
-    def make(**admission: int) -> Served:
-        settings = ServerSettings(token=TOKEN, admin_token=ADMIN_TOKEN, watch=False, **admission)
+    def make(*, max_concurrent: int, max_queue: int) -> Served:
+        settings = ServerSettings(
+            token=TOKEN,
+            admin_token=ADMIN_TOKEN,
+            watch=False,
+            max_concurrent=max_concurrent,
+            max_queue=max_queue,
+        )
         started.append(serve(docs, tmp_path / "data", settings))
         return next(started[-1])
 

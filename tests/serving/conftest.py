@@ -22,6 +22,7 @@ import pytest
 import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from ragdown.engine import Engine
 from ragdown.indexing.embedders.hashing import HashEmbedder
@@ -97,11 +98,15 @@ async def mcp_session(url: str, token: str, timeout: float = 60) -> AsyncIterato
         yield client
 
 
+def text_of(result: CallToolResult) -> str:
+    """A tool result's text (an error's too): its text blocks joined."""
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
 async def call_tool(url: str, token: str, tool: str, arguments: dict[str, Any]) -> str:
     """One tool call in its own session; the answer's text (an error's too)."""
     async with mcp_session(url, token) as client:
-        result = await client.call_tool(tool, arguments)
-        return "".join(getattr(c, "text", "") for c in result.content)
+        return text_of(await client.call_tool(tool, arguments))
 
 
 def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Served]:
@@ -224,12 +229,20 @@ def start_serve(
     )
 
 
-def stop_process(process: subprocess.Popen[bytes] | None) -> None:
-    """Terminate, and kill what does not stop within 20 s."""
-    if process is not None and process.poll() is None:
+def stop_process(process: subprocess.Popen[bytes] | None) -> bytes:
+    """Terminate, and kill what does not stop within 20 s; then close its pipes. Returns what it had
+    left in a piped stderr (for a failure message)."""
+    if process is None:
+        return b""
+    if process.poll() is None:
         process.terminate()
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    left = process.stderr.read() if process.stderr is not None and not process.stderr.closed else b""
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+    return left

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from ragdown.indexing.embedders.openai_compat import OpenAIEmbedder
 from tests.serving.conftest import MCP_INIT, Served
 
 
@@ -115,6 +116,8 @@ def test_an_embedder_that_cannot_load_changes_nothing(
     make_served: Callable[..., Served], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RAGDOWN_EMBEDDING_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    # The retries at once, not 7.5 s of backoff (tests/indexing/test_embedders_openai.py tests the backoff).
+    monkeypatch.setattr(OpenAIEmbedder, "_delay", lambda *_: 0.0)
     served = make_served()
     with served.admin() as http:
         refused = http.patch(

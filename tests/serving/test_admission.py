@@ -6,17 +6,21 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from ragdown.errors import RETRY_AFTER_S, RETRY_META, OverloadedError
+from ragdown.search.hybrid import Hit
 from ragdown.serving.admission import Admission
 from ragdown.serving.tools import capped
-from tests.serving.conftest import TOKEN, Served
+from tests.serving.conftest import TOKEN, Served, text_of
 
 
 def test_calls_beyond_the_slots_and_the_line_are_refused_at_once() -> None:
@@ -84,19 +88,22 @@ def test_a_result_over_the_byte_cap_is_cut_at_a_line_with_a_note() -> None:
 
 @pytest.mark.anyio
 async def test_a_burst_beyond_the_queue_gets_overloaded_answers_and_the_rest_succeed(
-    make_served: object,
+    make_served: Callable[..., Served], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    served: Served = make_served(max_concurrent=1, max_queue=1)  # type: ignore[operator]
+    served: Served = make_served(max_concurrent=1, max_queue=1)
     engine = served.engine
+    admission = served.app.mcp.admission
     original = engine.recall
     gate = threading.Event()
+    running: list[None] = []  # one entry per call that got a slot
 
-    def slow_recall(*args: object, **kwargs: object) -> object:
+    def slow_recall(*args: Any, **kwargs: Any) -> list[Hit]:
+        running.append(None)
         gate.wait(5)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+        return original(*args, **kwargs)
 
-    engine.recall = slow_recall  # type: ignore[method-assign]
-    results: list[object] = []
+    monkeypatch.setattr(engine, "recall", slow_recall)
+    results: list[CallToolResult] = []
 
     async def call() -> None:
         async with served.mcp() as client:
@@ -105,9 +112,15 @@ async def test_a_burst_beyond_the_queue_gets_overloaded_answers_and_the_rest_suc
     async with anyio.create_task_group() as group:
         for _ in range(6):
             group.start_soon(call)
-        await anyio.sleep(1.5)
+        # Every call has reached admission: running (held by the gate), waiting in line, or refused.
+        deadline = time.monotonic() + 30
+        while len(running) + admission.queued + len(results) < 6:
+            assert time.monotonic() < deadline, (
+                f"{len(running)} ran, {admission.queued} wait, {len(results)} done"
+            )
+            await anyio.sleep(0.02)
         gate.set()
-    texts = ["".join(getattr(c, "text", "") for c in r.content) for r in results]  # type: ignore[attr-defined]
+    texts = [text_of(r) for r in results]
     overloaded = [t for t in texts if "overloaded" in t]
     answered = [t for t in texts if t.startswith("[1] ")]
     assert len(overloaded) >= 3
@@ -123,17 +136,13 @@ TOOLS_CALL = {
 }
 
 
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
-
-
 @pytest.mark.anyio
 async def test_an_overloaded_answer_carries_a_retry_hint_and_the_retry_after_it_succeeds(
-    make_served: object,
+    make_served: Callable[..., Served],
 ) -> None:
     """The hint reaches an MCP client in words and in the result's `_meta`, and its HTTP response
     carries `Retry-After`; once the busy slot is free, the same call made after the hinted wait answers."""
-    served: Served = make_served(max_concurrent=1, max_queue=0)  # type: ignore[operator]
+    served: Served = make_served(max_concurrent=1, max_queue=0)
     headers: dict[str, list[str | None]] = {"tools/call": []}
 
     async def keep(response: httpx2.Response) -> None:
@@ -186,19 +195,19 @@ def test_a_plain_json_rpc_client_of_the_handshake_era_gets_the_hint_in_the_body_
 
 
 @pytest.fixture
-def served_one_slot(make_served: object) -> Served:
-    return make_served(max_concurrent=1, max_queue=0)  # type: ignore[operator,no-any-return]
+def served_one_slot(make_served: Callable[..., Served]) -> Served:
+    return make_served(max_concurrent=1, max_queue=0)
 
 
 @pytest.mark.anyio
-async def test_calls_waiting_in_line_hold_no_worker_thread(make_served: object) -> None:
+async def test_calls_waiting_in_line_hold_no_worker_thread(make_served: Callable[..., Served]) -> None:
     """More calls wait than there are worker threads for the server's plain `def` routes and tools
     (AnyIO's default limiter): they wait on the event loop, so /healthz still answers while they
     wait, and once the busy slot frees every one of them is answered."""
     threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
     waiting = threads + 8
     # One folder may take half the line (its share: serving/admission.py), so the line is twice as long.
-    served: Served = make_served(max_concurrent=1, max_queue=2 * waiting)  # type: ignore[operator]
+    served: Served = make_served(max_concurrent=1, max_queue=2 * waiting)
     admission = served.app.mcp.admission
     headers = {
         "Authorization": f"Bearer {TOKEN}",

@@ -106,7 +106,9 @@ def render_chart(values: dict[str, Any]) -> Rendered:
 @pytest.fixture(scope="module")
 def monitored() -> Rendered:
     """The chart with its ServiceMonitor and PrometheusRule (every optional alert on)."""
-    values = {"metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}}}
+    values: dict[str, Any] = {
+        "metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}}
+    }
     values["metrics"]["prometheusRule"]["syncMaxAgeSeconds"] = 3600
     return render_chart(values)
 
@@ -187,8 +189,9 @@ def exposition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exposition]
             scraped = scrape(metrics_url)
         yield scraped
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        with process:  # its pipes closed on the way out
+            process.terminate()
+            process.wait(timeout=30)
 
 
 async def call_tools(url: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -238,14 +239,16 @@ def test_no_route_leaves_the_docs_dir_or_follows_a_symlink(served: Served, tmp_p
     assert secret.read_text(encoding="utf-8") == "# Secret\n\ntop secret\n"
 
 
-def test_the_routes_need_the_admin_token_and_writes_a_writable_server(make_served: object) -> None:
-    served = make_served()  # type: ignore[operator]
+def test_the_routes_need_the_admin_token_and_writes_a_writable_server(
+    make_served: Callable[..., Served],
+) -> None:
+    served = make_served()
     with served.http(token=None) as http:
         assert http.get("/api/docs").status_code == 401
         assert http.get("/api/file", params={"path": "ops/backups.md"}).status_code == 401
     with served.http() as http:  # the agents' token: /mcp only
         assert http.get("/api/doc", params={"path": "ops/backups.md"}).status_code == 403
-    read_only = make_served(read_only=True)  # type: ignore[operator]
+    read_only = make_served(read_only=True)
     with read_only.admin() as http:
         refused = http.post("/api/doc", json={"path": "ops/x.md", "text": "# X"})
         assert (refused.status_code, refused.json()) == (

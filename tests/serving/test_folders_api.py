@@ -20,7 +20,7 @@ AS_MANAGER = {"X-Ragdown-Manager": MANAGER}
 
 
 def config(served: Served, name: str) -> dict[str, Any]:
-    return json.loads((served.docs / name / ".ragdown.json").read_text(encoding="utf-8"))
+    return dict(json.loads((served.docs / name / ".ragdown.json").read_text(encoding="utf-8")))
 
 
 def test_list_folders_with_counts_and_loose_files(served: Served) -> None:

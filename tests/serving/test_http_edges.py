@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,13 +15,13 @@ LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
 
-def test_a_foreign_host_is_refused_unless_allowed(make_served: object) -> None:
-    served: Served = make_served()  # type: ignore[operator]
+def test_a_foreign_host_is_refused_unless_allowed(make_served: Callable[..., Served]) -> None:
+    served: Served = make_served()
     with served.http() as http:
         refused = http.post("/mcp/ops", json=LIST, headers={**HEADERS, "Host": "docs.example.com"})
         assert refused.status_code == 421
         assert http.post("/mcp/ops", json=LIST, headers=HEADERS).status_code == 200
-    ingress: Served = make_served(allowed_hosts="docs.example.com")  # type: ignore[operator]
+    ingress: Served = make_served(allowed_hosts="docs.example.com")
     with ingress.http() as http:
         response = http.post("/mcp/ops", json=LIST, headers={**HEADERS, "Host": "docs.example.com"})
         assert response.status_code == 200

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
 
-from tests.serving.conftest import Served
+from tests.serving.conftest import Served, text_of
 
 pytestmark = pytest.mark.anyio
 
 READ_TOOLS = {"ragdown_context", "ragdown_recall", "ragdown_read_doc", "ragdown_list", "ragdown_stats"}
-
-
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
 
 
 async def test_the_folder_server_is_named_and_instructed_with_the_title(served: Served) -> None:
@@ -174,8 +171,10 @@ def test_bare_mcp_asks_for_a_folder_and_status_is_open(served: Served) -> None:
         assert (status["settings"]["watch"], status["settings"]["read_only"]) == (False, False)
 
 
-async def test_read_only_and_disabled_tools_are_neither_listed_nor_callable(make_served: object) -> None:
-    served = make_served(read_only=True, disabled_tools="ragdown_stats, ragdown_list")  # type: ignore[operator]
+async def test_read_only_and_disabled_tools_are_neither_listed_nor_callable(
+    make_served: Callable[..., Served],
+) -> None:
+    served = make_served(read_only=True, disabled_tools="ragdown_stats, ragdown_list")
     async with served.mcp() as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "ragdown_reindex" not in names

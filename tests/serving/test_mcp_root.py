@@ -6,21 +6,18 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 
 import pytest
 
-from tests.serving.conftest import Served
+from tests.serving.conftest import Served, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
-
-
 @pytest.fixture
-def root(make_served: object) -> Served:
-    return make_served(root_mcp=True)  # type: ignore[operator,no-any-return]
+def root(make_served: Callable[..., Served]) -> Served:
+    return make_served(root_mcp=True)
 
 
 async def test_folders_and_prefixed_searches(root: Served) -> None:

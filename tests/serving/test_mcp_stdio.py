@@ -12,12 +12,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import WriteDoc, run_cli
+from tests.serving.conftest import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
 
 
 def params(docs: Path, data_dir: Path, **env: str) -> StdioServerParameters:

@@ -7,18 +7,15 @@ import json
 import os
 
 import pytest
+from mcp import Client
 
-from tests.serving.conftest import Served
+from tests.serving.conftest import Served, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
-
-
-async def hash_of(client: object, path: str) -> str:
-    header = text_of(await client.call_tool("ragdown_read_doc", {"path": path})).splitlines()[0]  # type: ignore[attr-defined]
+async def hash_of(client: Client, path: str) -> str:
+    header = text_of(await client.call_tool("ragdown_read_doc", {"path": path})).splitlines()[0]
     return header.split("(hash ")[1][:12]
 
 

@@ -65,7 +65,9 @@ class Proc:
             "RAGDOWN_METRICS_PORT": str(self.metrics_port),
             **extra_env,
         }
-        self.process = start_serve(docs, data_dir, self.port, TOKEN, stdout=subprocess.DEVNULL, **env)
+        quiet, kept = subprocess.DEVNULL, subprocess.PIPE  # stderr kept for a failure message
+        self.process = start_serve(docs, data_dir, self.port, TOKEN, stdout=quiet, stderr=kept, **env)
+        self.stderr = b""  # what it wrote to stderr, once stopped
 
     def status(self) -> dict[str, Any]:
         return dict(httpx.get(f"{self.url}/api/status", timeout=2).json())
@@ -74,7 +76,7 @@ class Proc:
         return await call_tool(f"{self.url}{path}", TOKEN, tool, arguments)
 
     def stop(self) -> None:
-        stop_process(self.process)
+        self.stderr += stop_process(self.process)
 
 
 @pytest.fixture
@@ -95,8 +97,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[Proc, Proc, Path]]:
         reader.stop()
         primary.stop()
         for proc in (primary, reader):
-            if proc.process.stderr is not None:
-                print(proc.process.stderr.read().decode(errors="replace")[-3000:])
+            print(proc.stderr.decode(errors="replace")[-3000:])
 
 
 async def test_a_write_through_the_reader_is_on_disk_and_found_by_both(pair: tuple[Proc, Proc, Path]) -> None:
@@ -400,7 +401,7 @@ def test_a_reader_degrades_while_its_primary_is_stopped_or_killed(tmp_path: Path
             primary.process.wait()
 
         def unready_primary() -> bool:
-            ready = httpx.get(f"{reader.url}/readyz", timeout=5).json()
+            ready: dict[str, object] = httpx.get(f"{reader.url}/readyz", timeout=5).json()
             return ready == {"ready": True, "role": "reader", "primary_reachable": False}
 
         wait_for(unready_primary, timeout=30, what="the reader to notice")

@@ -83,6 +83,25 @@ def inode(path: Path) -> int:
     return path.stat().st_ino
 
 
+@pytest.fixture
+def polled(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Waits until a running follower has polled `count` more times (in whatever state the file is)."""
+    polls = [0]
+    real = Follower.poll
+
+    def poll(self: Follower) -> None:
+        real(self)
+        polls[0] += 1
+
+    monkeypatch.setattr(Follower, "poll", poll)
+
+    def wait(count: int) -> None:
+        until = polls[0] + count
+        wait_for(lambda: polls[0] >= until, f"{count} polls")
+
+    return wait
+
+
 def test_lines_before_start_and_across_several_rotations_appear_once_in_order(
     tmp_path: Path, running: Callable[..., Running]
 ) -> None:
@@ -108,13 +127,13 @@ def test_lines_before_start_and_across_several_rotations_appear_once_in_order(
 
 
 def test_a_line_written_in_two_parts_is_printed_once_whole(
-    tmp_path: Path, running: Callable[..., Running]
+    tmp_path: Path, running: Callable[..., Running], polled: Callable[[int], None]
 ) -> None:
     path = tmp_path / "query-log.jsonl"
     path.write_bytes(b'{"n": 0}\n{"n": 1, "qu')
     follower = running(path)
     follower.wait_until([0])
-    time.sleep(0.1)  # several polls see only the first part
+    polled(3)  # several polls see only the first part
     with path.open("ab") as handle:
         handle.write(b'ery": "x"}\n{"n": 2}\n')
     follower.wait_until([0, 1, 2])
@@ -140,11 +159,11 @@ def test_partial_line_is_held_until_its_newline(tmp_path: Path) -> None:
 
 
 def test_a_file_that_appears_later_is_followed_from_its_start(
-    tmp_path: Path, running: Callable[..., Running]
+    tmp_path: Path, running: Callable[..., Running], polled: Callable[[int], None]
 ) -> None:
     path = tmp_path / "not-yet" / "query-log.jsonl"
     follower = running(path)
-    time.sleep(0.05)  # a few polls find nothing
+    polled(3)  # a few polls find nothing
     query_log = QueryLog(path)
     for n in range(3):
         query_log.write({"n": n})
@@ -154,7 +173,7 @@ def test_a_file_that_appears_later_is_followed_from_its_start(
 
 
 def test_a_deleted_file_is_waited_for_and_followed_again(
-    tmp_path: Path, running: Callable[..., Running]
+    tmp_path: Path, running: Callable[..., Running], polled: Callable[[int], None]
 ) -> None:
     path = tmp_path / "query-log.jsonl"
     query_log = QueryLog(path)
@@ -162,7 +181,7 @@ def test_a_deleted_file_is_waited_for_and_followed_again(
     follower = running(path)
     follower.wait_until([0])
     path.unlink()
-    time.sleep(0.05)  # a few polls find no file
+    polled(3)  # a few polls find no file
     query_log.write({"n": 1})
     query_log.write({"n": 2})
     follower.wait_until([0, 1, 2])
@@ -256,7 +275,7 @@ def test_main_as_a_process_prints_the_log_and_exits_0_on_sigterm(tmp_path: Path)
     path = tmp_path / "query-log.jsonl"
     query_log = QueryLog(path, max_bytes=300)
     query_log.write({"n": 0, "query": "café ünïcode"})
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [
             sys.executable,
             "-c",
@@ -267,32 +286,34 @@ def test_main_as_a_process_prints_the_log_and_exits_0_on_sigterm(tmp_path: Path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONIOENCODING": "ascii"},  # main still writes UTF-8
-    )
-    stdout = process.stdout
-    assert stdout is not None
-    printed: list[bytes] = []
+    ) as process:  # its pipes closed on the way out
+        stdout = process.stdout
+        assert stdout is not None
+        printed: list[bytes] = []
 
-    def read() -> None:
-        printed.extend(iter(stdout.readline, b""))
+        def read() -> None:
+            printed.extend(iter(stdout.readline, b""))
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        wait_for(lambda: len(printed) >= 1 or process.poll() is not None, "the first line")
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        for n in range(1, 12):  # about one rotation per two lines
-            query_log.write({"n": n, "pad": "x" * 40})
-            if n % 2 == 0:
-                # At most one rotation between two polls (see the two-rotation test for two).
-                wait_for(at_least(printed, n + 1), f"line {n}")
-        wait_for(at_least(printed, 12), "the lines written while it ran")
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=TIMEOUT_S) == 0, process.stderr.read().decode() if process.stderr else ""
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    reader.join(timeout=TIMEOUT_S)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            wait_for(lambda: len(printed) >= 1 or process.poll() is not None, "the first line")
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            for n in range(1, 12):  # about one rotation per two lines
+                query_log.write({"n": n, "pad": "x" * 40})
+                if n % 2 == 0:
+                    # At most one rotation between two polls (see the two-rotation test for two).
+                    wait_for(at_least(printed, n + 1), f"line {n}")
+            wait_for(at_least(printed, 12), "the lines written while it ran")
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=TIMEOUT_S) == 0, (
+                process.stderr.read().decode() if process.stderr else ""
+            )
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        reader.join(timeout=TIMEOUT_S)
     lines = [json.loads(line) for line in printed]
     assert [line["n"] for line in lines] == list(range(12))
     assert lines[0]["query"] == "café ünïcode"

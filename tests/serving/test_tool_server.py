@@ -10,13 +10,9 @@ from pydantic import TypeAdapter
 
 from ragdown import __version__
 from ragdown.serving.tool_server import Strings, describe, where
-from tests.serving.conftest import Served
+from tests.serving.conftest import Served, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: object) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)  # type: ignore[attr-defined]
 
 
 def test_descriptions_lose_the_docstring_indentation_but_keep_paragraphs() -> None:
@@ -114,7 +110,8 @@ async def test_tags_and_edits_take_a_single_value(served: Served) -> None:
 
 async def test_server_info_names_the_package_version_and_descriptions_are_flat(served: Served) -> None:
     async with served.mcp() as client:
-        assert client.server_info.version == __version__  # type: ignore[union-attr]
+        assert client.server_info is not None
+        assert client.server_info.version == __version__
         for tool in (await client.list_tools()).tools:
             assert tool.description
             assert "\n " not in tool.description, tool.name

@@ -6,11 +6,12 @@ page shows and what lands on disk, not on how the page is built."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, FilePayload, Page, expect
 
 from tests.serving.conftest import MCP_INIT, TOKEN, Served
 from tests.web.conftest import sign_in
@@ -166,9 +167,12 @@ def test_upload_and_an_image_that_loads_through_the_api(page: Page, served: Serv
     (served.docs / "ops" / "dot.png").write_bytes(png)
     sign_in(page)
     page.locator("main").get_by_role("link", name="Ops runbooks").click()
-    page.locator("#upload").set_input_files(
-        [{"name": "diagram.md", "mimeType": "text/markdown", "buffer": b"# Diagram\n\n![[dot.png]]\n"}]
-    )
+    upload: FilePayload = {
+        "name": "diagram.md",
+        "mimeType": "text/markdown",
+        "buffer": b"# Diagram\n\n![[dot.png]]\n",
+    }
+    page.locator("#upload").set_input_files([upload])
     expect(page.locator("#toast")).to_have_text("Uploaded 1 document")
     assert (served.docs / "ops" / "diagram.md").read_text(encoding="utf-8") == "# Diagram\n\n![[dot.png]]\n"
     page.locator("#side").get_by_role("link", name="Diagram").click()
@@ -195,8 +199,10 @@ def test_leaving_unsaved_changes_asks_first(page: Page, served: Served) -> None:
     assert "More." not in (served.docs / "ops" / "cache.md").read_text(encoding="utf-8")
 
 
-def test_settings_show_usage_and_change_a_folder(page: Page, make_served: object, shots: Path) -> None:
-    served: Served = make_served(query_log=True)  # type: ignore[operator]
+def test_settings_show_usage_and_change_a_folder(
+    page: Page, make_served: Callable[..., Served], shots: Path
+) -> None:
+    served: Served = make_served(query_log=True)
     with served.admin() as http:
         http.get("/api/search", params={"folder": "ops", "q": "zzzz qqqq"})
     sign_in(page, served.url + "/")  # this test's own server, with the query log on
@@ -246,13 +252,28 @@ def test_a_session_survives_a_reload_and_signing_out_ends_it(page: Page, served:
     expect(page.get_by_label("Admin token")).to_be_visible()
     assert page.context.cookies() == []
     # The old cookie, put back by hand, no longer signs anyone in: the server ended the session.
-    page.context.add_cookies([cookie])
+    fields = ("name", "value", "domain", "path", "expires", "httpOnly", "secure", "sameSite")
+    assert cookie.keys() <= set(fields)
+    page.context.add_cookies(
+        [
+            {
+                "name": cookie["name"],
+                "value": cookie["value"],
+                "domain": cookie["domain"],
+                "path": cookie["path"],
+                "expires": cookie["expires"],
+                "httpOnly": cookie["httpOnly"],
+                "secure": cookie["secure"],
+                "sameSite": cookie["sameSite"],
+            }
+        ]
+    )
     page.goto("/#/settings")
     expect(page.get_by_label("Admin token")).to_be_visible()
 
 
-def test_a_phone_in_dark_mode_reads_a_document(browser: object, served: Served, shots: Path) -> None:
-    context = browser.new_context(  # type: ignore[attr-defined]
+def test_a_phone_in_dark_mode_reads_a_document(browser: Browser, served: Served, shots: Path) -> None:
+    context = browser.new_context(
         base_url=served.url, viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True
     )
     phone = context.new_page()

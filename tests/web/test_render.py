@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it.rules_inline import StateInline
 
 from ragdown.documents.links import LinkIndex, resolve_markdown_link, resolve_wikilink
 from ragdown.web import render as render_module
@@ -658,9 +659,9 @@ def test_rendering_past_the_budget_costs_no_inline_parsing(monkeypatch: pytest.M
     calls = {"link": 0}
     real = render_module._wikilink_rule
 
-    def counted(state: object, silent: bool) -> bool:
+    def counted(state: StateInline, silent: bool) -> bool:
         calls["link"] += 1
-        return real(state, silent)  # type: ignore[arg-type]
+        return real(state, silent)
 
     monkeypatch.setattr(render_module, "_wikilink_rule", counted)
     render_module._MD.inline.ruler.at("ragdown_wikilink", counted)
