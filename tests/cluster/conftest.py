@@ -14,12 +14,15 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.cluster.operator_process import Setup
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -146,3 +149,18 @@ def volume(cluster: Cluster, namespace: str) -> Iterator[str]:
     name = persistent_volume(cluster, namespace)["metadata"]["name"]
     yield name
     cluster.kubectl("delete", "pv", name, "--wait=false", check=False)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The cluster tier's async tests run on asyncio (kopf's and the MCP client's loop)."""
+    return "asyncio"
+
+
+@pytest.fixture
+async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
+    """The operator's surroundings in a namespace of the test's own (operator_process.operator_setup)."""
+    from tests.cluster.operator_process import operator_setup  # it imports this module
+
+    async with operator_setup(cluster, namespace, tmp_path) as made:
+        yield made

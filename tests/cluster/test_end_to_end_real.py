@@ -42,11 +42,6 @@ IDENTITY = (
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def nginx_installed() -> None:
     if nginx_binary() is None:

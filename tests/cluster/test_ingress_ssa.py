@@ -37,11 +37,6 @@ OURS = {"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def real(request: pytest.FixtureRequest) -> Any:
     """The cluster tier's `cluster` fixture (tests/cluster/conftest.py), which skips with its reason
     where no control plane can be started."""

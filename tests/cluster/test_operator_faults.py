@@ -3,17 +3,12 @@ the API server restarted while the operator runs, and the operator killed (SIGKI
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from tests.cluster.conftest import Cluster
 from tests.cluster.operator_process import (
     Setup,
     kill,
     log_of,
-    operator_setup,
     restart_apiserver,
     running,
     until,
@@ -21,17 +16,6 @@ from tests.cluster.operator_process import (
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
 FOLDERS = [f"f{i}" for i in range(6)]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
-    async with operator_setup(cluster, namespace, tmp_path) as made:
-        yield made
 
 
 def routes(setup: Setup) -> dict[str, list[str]]:

@@ -8,19 +8,15 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import Cluster
 from tests.cluster.operator_process import (
     ACCOUNT,
     Setup,
     api_requests,
     log_of,
-    operator_setup,
     restart_apiserver,
     running,
     until,
@@ -29,17 +25,6 @@ from tests.cluster.operator_process import (
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
 TOKENS = [{"name": "a", "secretKeyRef": {"name": "agents", "key": "token"}}]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
-    async with operator_setup(cluster, namespace, tmp_path) as made:
-        yield made
 
 
 async def test_the_operator_reconciles_with_only_the_charts_role(setup: Setup) -> None:

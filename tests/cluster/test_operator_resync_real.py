@@ -6,14 +6,11 @@ watch shows. The API server's own request counters (`apiserver_request_total`) a
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from functools import partial
-from pathlib import Path
 
 import pytest
 
-from tests.cluster.conftest import Cluster
-from tests.cluster.operator_process import Setup, api_requests, log_of, operator_setup, running, until
+from tests.cluster.operator_process import Setup, api_requests, log_of, running, until
 from tests.operator.harness import Operator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
@@ -24,17 +21,6 @@ UNROUTED = ["e", "f"]
 # of RagdownFolders' status. (Deletes are left out: the garbage collector deletes the Ingresses of other
 # tests' namespaces as they are torn down. The emulated API's test shows no write and no event at all.)
 SENT = re.compile(r"^(GET|PATCH|APPLY|PUT) (ingresses|ragdownfolders/status)$")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def setup(cluster: Cluster, namespace: str, tmp_path: Path) -> AsyncIterator[Setup]:
-    async with operator_setup(cluster, namespace, tmp_path) as made:
-        yield made
 
 
 def resync_runs(operator: Operator, setup: Setup, name: str) -> int:
