@@ -178,6 +178,11 @@ def alive(pid: int) -> bool:
         return False
 
 
+# The API servers restart_apiserver started: they outlive the test (deploy/dev-cluster.sh down stops
+# them by their pid file), so their handles are kept, not collected while the process runs.
+RESTARTED: list[subprocess.Popen[bytes]] = []
+
+
 def restart_apiserver(cluster: Cluster, down_for: float = 0, admission: str = "") -> str:
     """Stop kube-apiserver (SIGTERM, as a node reboot or an upgrade does) and start it again with the
     same command line, in its own session, logging where deploy/dev-cluster.sh logs it; its pid file
@@ -207,6 +212,7 @@ def restart_apiserver(cluster: Cluster, down_for: float = 0, admission: str = ""
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+    RESTARTED.append(process)
     pid_file.write_text(f"{process.pid}\n")
     deadline = time.monotonic() + 120
     while cluster.kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode != 0:
