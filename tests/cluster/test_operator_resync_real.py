@@ -11,7 +11,7 @@ from functools import partial
 import pytest
 
 from tests.cluster.operator_process import Setup, api_requests, log_of, running, until
-from tests.operator.harness import Operator
+from tests.operator.harness import Operator, resync_runs
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.anyio]
 RESYNC_S = 2
@@ -23,15 +23,15 @@ UNROUTED = ["e", "f"]
 SENT = re.compile(r"^(GET|PATCH|APPLY|PUT) (ingresses|ragdownfolders/status)$")
 
 
-def resync_runs(operator: Operator, setup: Setup, name: str) -> int:
-    return log_of(operator).count(f"[{setup.namespace}/{name}] Timer 'resync' succeeded")
-
-
 async def resynced(operator: Operator, setup: Setup, times: int) -> None:
     """Each folder's timer has run `times` more times from now."""
-    start = {name: resync_runs(operator, setup, name) for name in ROUTED + UNROUTED}
+
+    def runs(name: str) -> int:
+        return resync_runs(log_of(operator), setup.namespace, name, "succeeded")
+
+    start = {name: runs(name) for name in ROUTED + UNROUTED}
     await until(
-        lambda: all(resync_runs(operator, setup, n) >= start[n] + times for n in start),
+        lambda: all(runs(n) >= start[n] + times for n in start),
         f"{times} more resyncs of every folder",
         60,
     )

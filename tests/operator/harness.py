@@ -39,6 +39,12 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 T = TypeVar("T")
 
 
+def resync_runs(log: str, namespace: str, name: str, outcome: str = "") -> int:
+    """How many resync runs of `namespace/name` (with `outcome`, e.g. "succeeded": any when empty) a
+    log of the operator shows: kopf names the resource on each line (ragdown_operator/main.py)."""
+    return log.count(f"[{namespace}/{name}] Timer 'resync' {outcome}")
+
+
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str, timeout: float = 60.0) -> T:
     """`check()`'s first truthy answer; the event loop keeps serving the emulated API meanwhile."""
     deadline = time.monotonic() + timeout
@@ -276,7 +282,7 @@ class World:
         return await self.get(name) is None
 
     def mark(self) -> int:
-        """A point in the emulated API's request log, for `writes` and `resynced`."""
+        """A point in the emulated API's request log, for `writes` and `operator_calls`."""
         return len(list(self.cluster))
 
     def operator_calls(self, mark: int) -> list[tuple[str, str]]:
@@ -288,18 +294,17 @@ class World:
         """What the operators changed since `mark`: every create, patch and delete, events included."""
         return [(method, path) for method, path in self.operator_calls(mark) if method in WRITES]
 
-    async def resynced(self, name: str, mark: int, times: int = 2, log: Path | None = None) -> None:
-        """Wait until the timer resynced `name` `times` times from now (so at least since `mark`), as
-        the operator's log (or another release's `log`) says: kopf names the resource on each run's
-        line (main.py)."""
-        line = f"[{NAMESPACE}/{name}] Timer 'resync' ".encode()
+    async def resynced(self, name: str, times: int = 2, log: Path | None = None) -> None:
+        """Wait until the timer resynced `name` `times` times from now, as the operator's log (or
+        another release's `log`) says."""
         path = log or self.operator.log
         start = path.stat().st_size
 
         async def runs() -> bool:
             with path.open("rb") as log:
                 log.seek(start)
-                return log.read().count(line) >= times
+                text = log.read().decode("utf-8", errors="replace")
+            return resync_runs(text, NAMESPACE, name) >= times
 
         await eventually(runs, f"{times} resyncs of {name}")
 

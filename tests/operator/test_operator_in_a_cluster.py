@@ -37,7 +37,7 @@ async def quiet(w: World, name: str, *events: str) -> int:
     has run (kopf's own bookkeeping patches after a change are behind it)."""
     await w.settled(name)
     await w.event_reasons(name, *events)
-    await w.resynced(name, w.mark(), times=1)
+    await w.resynced(name, times=1)
     return w.mark()
 
 
@@ -54,7 +54,7 @@ async def test_other_controllers_keys_stay_and_a_quiet_resync_writes_nothing(tmp
         )
         edited.raise_for_status()
         mark = w.mark()
-        await w.resynced("work", mark)
+        await w.resynced("work")
         assert w.writes(mark) == []  # no patch of the Ingress, no status patch, no event
         # Nor a read: the Ingress comes from the operator's watch (docs/cluster.md#resync-at-scale).
         assert ("GET", f"{INGRESSES}/work-mcp") not in w.operator_calls(mark)
@@ -102,7 +102,7 @@ async def test_the_class_the_cluster_assigned_and_a_certificate_controllers_anno
         )
         annotated.raise_for_status()
         mark = w.mark()
-        await w.resynced("work", mark)
+        await w.resynced("work")
         assert w.writes(mark) == []
 
         # The chart adds an annotation of its own: applied, and nothing of anyone else's is removed.
@@ -119,7 +119,7 @@ async def test_the_class_the_cluster_assigned_and_a_certificate_controllers_anno
         assert ingress["spec"]["ingressClassName"] == "nginx"
         assert CERT_MANAGER.items() <= ingress["metadata"]["annotations"].items()
         mark = w.mark()
-        await w.resynced("work", mark)
+        await w.resynced("work")
         assert w.writes(mark) == []
 
 
@@ -128,7 +128,7 @@ async def test_status_is_patched_only_when_it_changes(tmp_path: Path) -> None:
         await w.apply("work", {"mcp": False})
         mark = await quiet(w, "work", "FolderCreated")
         before = (await w.get("work") or {})["status"]
-        await w.resynced("work", mark)
+        await w.resynced("work")
         assert w.writes(mark) == []
         assert (await w.get("work") or {})["status"] == before
 
@@ -174,10 +174,9 @@ async def test_two_releases_in_one_namespace_each_reconcile_their_own(tmp_path: 
         await w.apply("plain", {"mcp": False})
         for name in ("work", "team", "plain"):
             await w.settled(name)
-        mark = w.mark()
         for name in ("work", "plain"):
-            await w.resynced(name, mark)  # each operator has been through its resources twice since
-        await w.resynced("team", mark, log=tmp_path / "rd2" / "operator.log")
+            await w.resynced(name)  # each operator goes through its resources twice from here
+        await w.resynced("team", log=tmp_path / "rd2" / "operator.log")
         assert sorted(p.name for p in w.indexer.docs.iterdir()) == ["plain", "work"]
         assert sorted(p.name for p in rd2.docs.iterdir()) == ["team"]
         assert await w.finalizers("work") == await w.finalizers("plain") == ["ragdown.dev/finalizer-rd"]
@@ -239,7 +238,7 @@ async def test_release_all_lets_go_of_this_releases_resources_while_the_operator
         # twice resynced a new resource, it has seen the change to the released ones.
         await w.apply("late", {"mcp": False})
         await w.settled("late")
-        await w.resynced("late", w.mark())
+        await w.resynced("late")
         assert await w.finalizers("work") == await w.finalizers("plain") == []
         await w.delete("work")
         assert await w.gone("work")
