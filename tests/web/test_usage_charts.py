@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.serving.conftest import TOKEN, Served, call_tool
@@ -81,14 +82,16 @@ def test_the_charts_show_each_days_searches_hook_calls_and_gaps(
             f"hook calls that added nothing: {before} 100% (1 of 1), {today} 67% (2 of 3)."
         )
     )
-    # Drawn as counted: two days with gaps, one with calls that found something; the busiest day's bar
-    # is the full height, the other a third of it.
+    # Drawn as counted: two days with gaps, one with searches that found something; two days ago's one
+    # gap is a third of today's three searches (one found something, two did not).
     expect(searches.locator("rect.gap")).to_have_count(2)
     expect(searches.locator("rect.good")).to_have_count(1)
     heights = searches.locator("rect.gap, rect.good").evaluate_all(
         "rects => rects.map(r => r.getBBox().height)"
     )
-    assert sorted(round(h, 1) for h in heights) == [23.3, 23.3, 46.7]
+    old_gap, today_good, today_gap = sorted(heights)
+    assert today_good == pytest.approx(old_gap)
+    assert today_gap == pytest.approx(2 * old_gap)
 
     # The colours are the page's own, in light and in dark.
     usage.get_by_role("heading", name="The last 28 days (UTC)").scroll_into_view_if_needed()
@@ -98,6 +101,12 @@ def test_the_charts_show_each_days_searches_hook_calls_and_gaps(
     page.emulate_media(color_scheme="dark")
     assert searches.locator("rect.gap").first.evaluate(fill) == "rgb(240, 179, 90)"
     page.screenshot(path=shots / "usage-charts-dark.png")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the charts fit its width
+    for chart in usage.get_by_role("img").all():
+        box = chart.bounding_box()
+        assert box is not None
+        assert 0 <= box["x"] <= box["x"] + box["width"] <= 390
+    usage.locator(".charts").screenshot(path=shots / "usage-charts-phone.png")
 
 
 def test_with_the_log_off_the_notice_leads_to_its_checkbox(page: Page, served: Served) -> None:
