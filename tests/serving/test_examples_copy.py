@@ -57,10 +57,15 @@ def test_a_copy_made_meanwhile_by_another_serve_is_the_one_served(
     assert sorted(p.name for p in (cache / "ragdown").iterdir()) == ["examples"]
 
 
-def test_without_a_clone_it_says_what_to_set(tmp_path: Path) -> None:
+@pytest.mark.parametrize("found", [False, True])
+def test_without_a_clone_it_says_what_to_set(tmp_path: Path, found: bool) -> None:
+    """No examples/, or one that is not a clone's (no pyproject.toml beside it): nothing is copied."""
+    bundled = tmp_path / "site-packages" / "examples"
+    if found:
+        shutil.copytree(BUNDLED, bundled)
     with pytest.raises(CliError, match="set RAGDOWN_DOCS_DIR") as caught:
-        examples_copy(tmp_path / "cache", bundled=tmp_path / "no-clone" / "examples")
-    assert str(tmp_path / "no-clone" / "examples") in str(caught.value)
+        examples_copy(tmp_path / "cache", bundled=bundled)
+    assert str(bundled) in str(caught.value)
     assert not (tmp_path / "cache" / "ragdown" / "examples").exists()
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ragdown.errors import CliError
 
-# A source checkout: server/ragdown/serving/examples.py → the repository's examples/.
+# A clone (an editable install): server/ragdown/serving/examples.py → the repository's examples/, beside
+# its pyproject.toml. An installed wheel has none.
 BUNDLED = Path(__file__).resolve().parents[3] / "examples"
 
 
@@ -25,9 +26,9 @@ def examples_copy(cache: Path, bundled: Path = BUNDLED) -> tuple[Path, bool]:
     target = cache / "ragdown" / "examples"
     if target.exists() or target.is_symlink():
         return target, False
-    if not bundled.is_dir():
+    if not bundled.is_dir() or not (bundled.parent / "pyproject.toml").is_file():
         raise CliError(
-            f"--examples serves the examples/ of a clone of the repository, and there is none at {bundled}: "
+            f"--examples serves the examples/ of a clone of the repository, and {bundled} is not one: "
             "set RAGDOWN_DOCS_DIR to the directory that holds your folders instead"
         )
     try:
