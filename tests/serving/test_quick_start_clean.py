@@ -64,11 +64,11 @@ def git(clone: Path, *args: str) -> str:
 
 
 def make_clone(tmp_path: Path) -> Path:
-    """A git repository holding what the quick start runs: the README, the code and the examples,
-    committed as the repository has them (what is ignored stays ignored)."""
+    """A git repository holding what the quick start runs: the README, pyproject.toml, the code and
+    the examples, committed as the repository has them (what is ignored stays ignored)."""
     clone = tmp_path / "clone"
     clone.mkdir()
-    for name in ("README.md", ".gitignore"):
+    for name in ("README.md", ".gitignore", "pyproject.toml"):
         shutil.copy2(REPO / name, clone / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("server", "examples"):
