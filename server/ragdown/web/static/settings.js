@@ -46,11 +46,13 @@ const SERVER_FIELDS = [
 const shown = (value, type) => (type === "choice" ? onOff(value) : String(value));
 
 // Where a setting's value comes from, in a person's words: saved here (over what), or what applies.
-function origin(saved, fallback, type) {
-  const value = shown(fallback.value, type);
-  const source = fallback.set ? `${fallback.variable}=${value} from the environment` : `the built-in default (${value})`;
+// `builtIn` names what applies when the variable is not set either.
+function origin(saved, fallback, type, builtIn = "the built-in default") {
+  const source = fallback.set
+    ? `${fallback.variable}=${fallback.value} from the environment`
+    : `${builtIn} (${shown(fallback.value, type)})`;
   return saved
-    ? `Saved here; this overrides ${source}. Empty the field to use that again.`
+    ? `Saved here; this overrides ${source}. ${type === "choice" ? "Choose Default" : "Empty the field"} to use that again.`
     : `Nothing saved here: ${source} applies.${fallback.set ? "" : ` ${fallback.variable} would set it.`}`;
 }
 
@@ -62,7 +64,8 @@ function serverSettings(data) {
     const fallback = data.defaults[key];
     const saved = data.saved[key];
     const control = type === "choice" ? choice(id, key, saved, fallback.value) : input(id, key, type, saved, shown(fallback.value, type));
-    return row(id, label, control, `${meaning} ${origin(key in data.saved, fallback, type)}`.trim());
+    const builtIn = key === "embedder" ? "the index's embedder" : undefined;
+    return row(id, label, control, `${meaning} ${origin(key in data.saved, fallback, type, builtIn)}`.trim());
   });
   const hooks = HOOK_FIELDS.map(([key, label]) => {
     const id = `ss-hook-${key}`;
