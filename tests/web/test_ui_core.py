@@ -150,6 +150,33 @@ def test_the_wikilink_menu_opens_below_the_line_being_typed(page: Page) -> None:
     assert line_bottom - 1 <= menu["y"] <= line_bottom + line_height, (menu, line_bottom)
 
 
+def test_the_wikilink_menu_on_the_text_areas_last_line_opens_above_it(page: Page, served: Served) -> None:
+    lines = "".join(f"Line {n}.\n" for n in range(80))
+    (served.docs / "ops" / "long.md").write_text(f"# Long\n\n{lines}", encoding="utf-8")
+    served.engine.sync()
+    sign_in(page)
+    page.goto("/#/edit/ops/long.md")
+    editor = page.get_by_label("Source of ops/long.md")
+    editor.press("Control+End")
+    editor.type("See [[back")
+    expect(page.get_by_role("option", name="backups")).to_be_visible()
+    line = page.evaluate(
+        """() => {
+          const area = document.querySelector('.editor textarea');
+          const style = getComputedStyle(area);
+          const height = parseFloat(style.lineHeight);
+          const lines = area.value.slice(0, area.selectionStart).split('\\n').length;
+          const bottom = area.getBoundingClientRect().top + parseFloat(style.borderTopWidth)
+            + parseFloat(style.paddingTop) + lines * height - area.scrollTop;
+          return { top: bottom - height, bottom, areaBottom: area.getBoundingClientRect().bottom };
+        }"""
+    )
+    assert line["top"] < line["areaBottom"] <= line["bottom"] + 8  # the caret's line: at the foot
+    menu = page.locator("ul.complete").bounding_box()
+    assert menu is not None
+    assert menu["y"] + menu["height"] <= line["top"] + 1, (menu, line)
+
+
 def test_the_side_bar_counts_a_new_document_at_once(page: Page) -> None:
     sign_in(page)
     page.locator("main").get_by_role("link", name="Ops runbooks").click()

@@ -3,13 +3,15 @@ import { fill, h } from "./dom.js";
 
 const OPEN_LINK = /\[\[([^\]\n|#]*)$/;
 
-// The caret's place, in the coordinates the text area and the menu share (their offset parent): the
-// bottom of its line, so that the menu opens under the line being typed, not over it, and its left.
-// A hidden copy of the text up to the caret, laid out in the text area's box and font, says where.
+// What decides where a text area's lines wrap and how tall they are.
 const LAYOUT = ["boxSizing", "width", "paddingTop", "paddingRight", "paddingBottom", "paddingLeft", "borderTopWidth",
   "borderRightWidth", "borderBottomWidth", "borderLeftWidth", "borderStyle", "fontFamily", "fontSize", "fontWeight",
   "fontStyle", "letterSpacing", "lineHeight", "tabSize", "textIndent", "textTransform", "wordSpacing", "overflowWrap", "wordBreak"];
 
+// The caret's place, in the coordinates the text area and the menu share (their offset parent): the
+// bottom and top of its line, so that the menu opens beside the line being typed, never over it, and
+// its left. A hidden copy of the text up to the caret, laid out in the text area's box and font,
+// says where.
 function caretAt(textarea) {
   const style = getComputedStyle(textarea);
   const marker = h("span", {}, "\u200b");
@@ -25,6 +27,7 @@ function caretAt(textarea) {
   const lines = Math.floor((marker.offsetTop - paddingTop) / lineHeight + 0.5) + 1;
   const place = {
     below: textarea.offsetTop + borderTop + paddingTop + lines * lineHeight - textarea.scrollTop,
+    above: textarea.offsetTop + borderTop + paddingTop + (lines - 1) * lineHeight - textarea.scrollTop,
     left: textarea.offsetLeft + borderLeft + marker.offsetLeft - textarea.scrollLeft,
   };
   copy.remove();
@@ -57,8 +60,10 @@ export function completion(textarea, names) {
     fill(menu, choices.map((name, i) => h("li", { role: "option", "aria-selected": String(i === chosen), onmousedown: (e) => { e.preventDefault(); accept(i); } }, name)));
     const caret = caretAt(textarea);
     menu.style.left = `${Math.max(textarea.offsetLeft, Math.min(caret.left, textarea.offsetLeft + textarea.offsetWidth - 260))}px`;
-    menu.style.top = `${caret.below + 2}px`;
     menu.hidden = false;
+    // Under the line, or above it when the text area ends first (the caret on its last visible line).
+    const fits = caret.below + 2 + menu.offsetHeight <= textarea.offsetTop + textarea.offsetHeight;
+    menu.style.top = `${fits ? caret.below + 2 : caret.above - 2 - menu.offsetHeight}px`;
   };
   textarea.addEventListener("input", open);
   const move = (step) => {
