@@ -283,7 +283,7 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         return sub
 
     index = folder_command("index", "Sync DOCS into its index and print the sync report as JSON.")
-    index.add_argument("--full", action="store_true", help="drop every row and index everything again")
+    index.add_argument("--full", action="store_true", help="rebuild from every file, reusing stored vectors")
     index.set_defaults(run=command_index)
 
     search = folder_command(
