@@ -1,7 +1,7 @@
 // The search screen: a folder's hits for the bar's query (within a tag when one is given), or a
 // tag's page: the documents carrying it.
 import { api, q } from "./api.js";
-import { $, h, plural } from "./dom.js";
+import { $, fill, h, plural } from "./dom.js";
 import { docHref } from "./links.js";
 import { renderSide } from "./side.js";
 
@@ -29,7 +29,7 @@ export async function searchPage(folder, params) {
   $("#search-input").value = query;
   if (tag && !query) return tagPage(folder, tag);
   const main = $("#main");
-  main.replaceChildren(h("h1", {}, tag ? `#${tag}: ${query}` : `Search: ${query}`), h("p", { class: "empty" }, "Searching…"));
+  fill(main, h("h1", {}, tag ? `#${tag}: ${query}` : `Search: ${query}`), h("p", { class: "empty" }, "Searching…"));
   let hits;
   try {
     hits = (await api("GET", `/api/search?${q({ folder, q: query, tag, top_k: 20 })}`)).hits;
@@ -44,7 +44,7 @@ export async function searchPage(folder, params) {
     h("div", { class: "where" }, `${hit.path}:${hit.line_start}–${hit.line_end} · similarity ${hit.similarity.toFixed(2)}`),
     highlighted((hit.snippet ?? hit.text).slice(0, 600), query),
   )));
-  main.replaceChildren(main.firstChild, hits.length ? list : h("p", { class: "empty" }, "No matching sections."));
+  fill(main, main.firstChild, hits.length ? list : h("p", { class: "empty" }, "No matching sections."));
 }
 
 const tagHref = (folder, tag) => `#/search/${encodeURIComponent(folder)}?${q({ tag })}`;
@@ -52,7 +52,7 @@ const tagHref = (folder, tag) => `#/search/${encodeURIComponent(folder)}?${q({ t
 // A tag's page: the folder's documents carrying it (or a tag under it), by title, with their tags.
 async function tagPage(folder, tag) {
   const main = $("#main");
-  main.replaceChildren(h("h1", {}, `#${tag}`), h("p", { class: "empty" }, "Loading…"));
+  fill(main, h("h1", {}, `#${tag}`), h("p", { class: "empty" }, "Loading…"));
   let docs;
   try {
     docs = (await api("GET", `/api/docs?${q({ folder, tag })}`)).docs;
@@ -65,7 +65,7 @@ async function tagPage(folder, tag) {
     h("a", { href: docHref(doc.path) }, doc.title),
     h("div", { class: "where" }, doc.path),
     doc.tags.length ? h("div", { class: "chips" }, doc.tags.map((t) => h("a", { class: "tag", href: tagHref(folder, t) }, `#${t}`))) : null)));
-  main.replaceChildren(main.firstChild,
+  fill(main, main.firstChild,
     h("p", { class: "count-line" }, `${plural(docs.length, "document")} tagged #${tag} in ${folder}`),
     docs.length ? list : h("p", { class: "empty" }, "No document carries this tag."));
 }

@@ -1,7 +1,7 @@
 // The settings screen: the server's state and the settings saved here (over the environment's), usage
 // from the query log, and each folder's settings.
 import { api } from "./api.js";
-import { $, describe, h, toast } from "./dom.js";
+import { $, describe, fill, h, toast } from "./dom.js";
 import { folderSettings } from "./folder-settings.js";
 import { actions, choice, HOOK_FIELDS, input, numberOf, onOff, row } from "./settings-form.js";
 import { loadFolders, renderSide } from "./side.js";
@@ -16,7 +16,7 @@ export async function settingsPage() {
   const hook = tuning.hook || {};
   const usage = await api("GET", "/api/query-log");
   const main = $("#main");
-  main.replaceChildren(
+  fill(main,
     h("div", { class: "settings" },
       h("h1", {}, "Settings"),
       h("section", { "aria-label": "Server" }, h("h2", {}, "Server"),
