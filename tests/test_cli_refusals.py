@@ -321,3 +321,68 @@ def test_every_setting_with_a_bad_value_is_one_line_naming_it(
     err = capsys.readouterr().err
     assert err.startswith(f"ragdown: invalid setting: {variable} "), err
     assert err.count("\n") == 1
+
+
+# --- settings whose type takes any text, checked for what they name ---
+
+
+def in_env(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for name in list(os.environ):
+        if name.startswith(("RAGDOWN_", "LANCE_")) or name in ("PORT", "SECURE_LOCAL_NET", "XDG_CACHE_HOME"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_a_disabled_tool_that_does_not_exist_is_refused(
+    folders: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A misspelt name would otherwise leave the tool it meant turned on, without a word."""
+    in_env(
+        monkeypatch,
+        serve_env(folders, tmp_path / "data", RAGDOWN_DISABLED_TOOLS="ragdown_write,ragdown_wirte"),
+    )
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ragdown: RAGDOWN_DISABLED_TOOLS names no tool: ragdown_wirte (the tools: ")
+    assert err.count("\n") == 1
+    assert main(["stdio", str(folders / "ops"), "--data-dir", str(tmp_path / "d")]) == 2
+    assert "RAGDOWN_DISABLED_TOOLS names no tool: ragdown_wirte" in capsys.readouterr().err
+
+
+def test_a_query_log_file_that_cannot_be_written_is_refused(
+    folders: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("x", encoding="utf-8")
+    for given, said in [
+        (
+            file / "q.jsonl",
+            f"the folder of RAGDOWN_QUERY_LOG_FILE {file / 'q.jsonl'} cannot be used: {file} is "
+            "a file, not a directory",
+        ),
+        (
+            file / "x/q.jsonl",
+            f"the folder of RAGDOWN_QUERY_LOG_FILE {file / 'x/q.jsonl'} cannot be created: "
+            f"{file} is a file, not a directory",
+        ),
+        (tmp_path, f"RAGDOWN_QUERY_LOG_FILE {tmp_path} is a directory; name a file in it"),
+    ]:
+        env = serve_env(
+            folders, tmp_path / "data", RAGDOWN_QUERY_LOG="true", RAGDOWN_QUERY_LOG_FILE=str(given)
+        )
+        in_env(monkeypatch, env)
+        assert main(["serve"]) == 2
+        assert capsys.readouterr().err == f"ragdown: {said}\n"
+
+
+def test_a_default_data_dir_under_a_bad_cache_home_names_it(
+    folders: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("x", encoding="utf-8")
+    in_env(monkeypatch, {"XDG_CACHE_HOME": str(file)})
+    assert main(["index", str(folders / "ops"), "--embedder", "hash"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ragdown: the data dir (under XDG_CACHE_HOME) {file}/ragdown/")
+    assert err.endswith(f" cannot be created: {file} is a file, not a directory\n")

@@ -58,7 +58,7 @@ def data_dir_setting(args: argparse.Namespace, settings: ServerSettings) -> str:
     """Where the data dir came from, for a refusal to name."""
     if args.data_dir:
         return "--data-dir"
-    return "RAGDOWN_DATA_DIR" if settings.data_dir else "the data dir"
+    return settings.data_dir_source()
 
 
 def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
@@ -150,6 +150,8 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
             "(or SECURE_LOCAL_NET=true on a network you trust)"
         )
     check_tokens(settings)
+    check_disabled_tools(settings)
+    check_query_log_file(settings)
     stop_copy = threading.Event()
     if copy_of_folder:
         # A reader with no docs volume reads the folder from beside the index
@@ -192,6 +194,29 @@ def check_tokens(settings: ServerSettings) -> None:
             "RAGDOWN_PRIMARY_URL is a network address: set RAGDOWN_INTERNAL_TOKEN to the primary's "
             "internal token"
         )
+
+
+def check_disabled_tools(settings: ServerSettings) -> None:
+    """A misspelt name in RAGDOWN_DISABLED_TOOLS would leave the tool on without a word."""
+    from ragdown.serving.folder_tools import TOOLS
+    from ragdown.serving.root_tools import ROOT_TOOLS
+
+    known = {*TOOLS.names(), *ROOT_TOOLS.names()}
+    unknown = ", ".join(sorted(settings.disabled_tool_names() - known))
+    if unknown:
+        tools = ", ".join(sorted(known))
+        raise CliError(f"RAGDOWN_DISABLED_TOOLS names no tool: {unknown} (the tools: {tools})")
+
+
+def check_query_log_file(settings: ServerSettings) -> None:
+    """A query log that could never be written is said at start, not as a warning per search."""
+    from ragdown.folders.dir_checks import check_creatable
+
+    file = settings.query_log_file
+    if settings.query_log and file is not None:
+        if os.path.isdir(file):
+            raise CliError(f"RAGDOWN_QUERY_LOG_FILE {file} is a directory; name a file in it")
+        check_creatable(file.parent, f"the folder of RAGDOWN_QUERY_LOG_FILE {file}")
 
 
 def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -237,6 +262,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     docs = check_docs_dir(Path(folder))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
     check_data_dir(data_dir, docs, data_dir_setting(args, settings))
+    check_disabled_tools(settings)
     embedder = args.embedder or settings.embedder
     check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 

@@ -342,6 +342,13 @@ class ServerSettings(EmbedderSettings):
             raise ValueError(str(error)) from None
         return value
 
+    def data_dir_source(self) -> str:
+        """Where the data dir comes from, for a refusal to name: RAGDOWN_DATA_DIR, or the default under
+        XDG_CACHE_HOME or ~/.cache."""
+        if self.data_dir is not None:
+            return "RAGDOWN_DATA_DIR"
+        return "the data dir (under XDG_CACHE_HOME)" if self.cache_home else "the data dir"
+
     def disabled_tool_names(self) -> frozenset[str]:
         return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())
 

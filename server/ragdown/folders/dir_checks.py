@@ -51,6 +51,8 @@ def check_creatable(path: Path, named: str) -> None:
     this user may write. Checked before anything loads, so a bad path is one line, not a traceback
     from deep inside the index. An existing directory is not checked: a reader may mount it read-only."""
     if os.path.exists(path):  # False, not an error, through a file
+        if not path.is_dir():
+            raise DataDirError(f"{named} cannot be used: {path} is a file, not a directory")
         return
     parent = next(p for p in path.parents if os.path.exists(p))
     if not parent.is_dir():

@@ -46,7 +46,7 @@ def serve(settings: ServerSettings, stop_copy: threading.Event) -> int:
     except FolderNotFoundError as error:
         raise CliError(f"RAGDOWN_DOCS_DIR: {error}") from None
     data_dir = settings.data_dir or default_data_dir(docs, folders_mode=True)
-    check_data_dir(data_dir, docs, "RAGDOWN_DATA_DIR" if settings.data_dir else "the data dir")
+    check_data_dir(data_dir, docs, settings.data_dir_source())
     check_embedder_name(settings.embedder)
     # What was saved from the web UI goes over the environment (docs/web.md#server-settings).
     environment, settings = settings, in_effect(settings, read_saved(docs))
