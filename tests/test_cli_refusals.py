@@ -386,3 +386,20 @@ def test_a_default_data_dir_under_a_bad_cache_home_names_it(
     err = capsys.readouterr().err
     assert err.startswith(f"ragdown: the data dir (under XDG_CACHE_HOME) {file}/ragdown/")
     assert err.endswith(f" cannot be created: {file} is a file, not a directory\n")
+
+
+@pytest.mark.parametrize("variable", ["RAGDOWN_INTERNAL_PORT", "RAGDOWN_METRICS_PORT"])
+def test_a_port_given_twice_is_refused(
+    folders: Path,
+    tmp_path: Path,
+    variable: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    env = serve_env(folders, tmp_path / "data", PORT="3999", RAGDOWN_INTERNAL_TOKEN="i", **{variable: "3999"})
+    in_env(monkeypatch, env)
+    assert main(["serve"]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"ragdown: {variable} and PORT are both 3999; give each a port of its own\n"
+    )

@@ -152,6 +152,7 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     check_tokens(settings)
     check_disabled_tools(settings)
     check_query_log_file(settings)
+    check_distinct_ports(settings)
     stop_copy = threading.Event()
     if copy_of_folder:
         # A reader with no docs volume reads the folder from beside the index
@@ -206,6 +207,20 @@ def check_disabled_tools(settings: ServerSettings) -> None:
     if unknown:
         tools = ", ".join(sorted(known))
         raise CliError(f"RAGDOWN_DISABLED_TOOLS names no tool: {unknown} (the tools: {tools})")
+
+
+def check_distinct_ports(settings: ServerSettings) -> None:
+    """The internal API and the metrics on ports of their own: the same number as the public port
+    would otherwise be reported as a port another process took."""
+    from ragdown.serving.listen import PUBLIC
+
+    public = PUBLIC.variable()
+    others = [("RAGDOWN_INTERNAL_PORT", settings.internal_port)]
+    if "RAGDOWN_METRICS_PORT" in os.environ:  # the default one only costs the metrics (launch.py)
+        others.append(("RAGDOWN_METRICS_PORT", settings.metrics_port))
+    for name, port in others:
+        if port == settings.port:
+            raise CliError(f"{name} and {public} are both {port}; give each a port of its own")
 
 
 def check_query_log_file(settings: ServerSettings) -> None:
