@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -14,10 +15,10 @@ from pydantic import ValidationError
 
 from ragdown import __version__
 from ragdown.bounds import is_remote
-from ragdown.errors import CliError, RagdownError, plain
+from ragdown.errors import CliError, RagdownError
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.serving.log_format import configure_logging
-from ragdown.settings import ServerSettings
+from ragdown.settings import ServerSettings, check_lance_threads, settings_refusal
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
     from ragdown.engine import Engine
@@ -34,12 +35,13 @@ def report_json(report: SyncReport) -> dict[str, Any]:
 
 def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     from ragdown.engine import Engine, index_location
-    from ragdown.folders.dir_checks import check_docs_dir, default_data_dir
+    from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
 
     docs = check_docs_dir(Path(args.docs))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
+    check_data_dir(data_dir, docs, data_dir_setting(args, settings))
     wanted = args.embedder or settings.embedder
     check_embedder_name(wanted, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
     before = recorded_embedder(index_location(data_dir, settings))
@@ -50,6 +52,13 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
             reason = f"the index was built with {before}, not {wanted}"
         print(f"ragdown: {reason}; rebuilding the index", file=sys.stderr)
     return engine
+
+
+def data_dir_setting(args: argparse.Namespace, settings: ServerSettings) -> str:
+    """Where the data dir came from, for a refusal to name."""
+    if args.data_dir:
+        return "--data-dir"
+    return settings.data_dir_source()
 
 
 def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
@@ -99,7 +108,9 @@ def read_queries(source: str) -> list[tuple[Any, str]]:
 def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     if not 1 <= args.top_k <= MAX_TOP_K:
         raise CliError(f"--top-k must be between 1 and {MAX_TOP_K}, got {args.top_k}")
-    if (args.query is None) == (args.queries is None):
+    if args.query is None and args.queries is None:
+        raise CliError('no query: pass either a QUERY or --queries FILE (JSON lines of {"id", "query"})')
+    if args.query is not None and args.queries is not None:
         raise CliError('pass either a QUERY or --queries FILE (JSON lines of {"id", "query"}), not both')
     if args.query is not None and not args.query.strip():
         raise CliError("the query is empty; pass the words to search for")
@@ -129,18 +140,22 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR (serving/launch.py, once the command line
     is checked here)."""
     from ragdown.serving.launch import serve
+    from ragdown.serving.start_checks import check_serve_settings
 
     if args.examples:
         settings = serve_examples(settings)
     copy_of_folder = settings.docs_dir is None and settings.role == "reader" and is_remote(settings.index_uri)
     if settings.docs_dir is None and not copy_of_folder:
-        raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
+        raise CliError(
+            "RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders "
+            "(or pass --examples to try the bundled ones)"
+        )
     if not settings.token and not settings.admin_token and not settings.secure_local_net:
         raise CliError(
             "set RAGDOWN_TOKEN to the bearer token clients must send "
             "(or SECURE_LOCAL_NET=true on a network you trust)"
         )
-    check_tokens(settings)
+    check_serve_settings(settings)
     stop_copy = threading.Event()
     if copy_of_folder:
         # A reader with no docs volume reads the folder from beside the index
@@ -174,42 +189,29 @@ def serve_examples(settings: ServerSettings) -> ServerSettings:
     return settings.model_copy(update={"docs_dir": docs})
 
 
-def check_tokens(settings: ServerSettings) -> None:
-    """Each role its own token (docs/security.md): a token that opened two doors would give an
-    agent the admin's or the primary's rights."""
-    named = [
-        ("RAGDOWN_TOKEN", settings.token),
-        ("RAGDOWN_ADMIN_TOKEN", settings.admin_token),
-        ("RAGDOWN_INTERNAL_TOKEN", settings.internal_token),
-    ]
-    given = [(name, value) for name, value in named if value]
-    for index, (name, value) in enumerate(given):
-        for other, other_value in given[index + 1 :]:
-            if value == other_value:
-                raise CliError(f"{name} and {other} are the same: give each role a token of its own")
-    if settings.internal_port and not settings.internal_token:
-        raise CliError("RAGDOWN_INTERNAL_PORT is set: set RAGDOWN_INTERNAL_TOKEN too (readers send it)")
-    primary_url = settings.primary_url or ""
-    if primary_url.startswith(("http://", "https://")) and not settings.internal_token:
-        raise CliError(
-            "RAGDOWN_PRIMARY_URL is a network address: set RAGDOWN_INTERNAL_TOKEN to the primary's "
-            "internal token"
-        )
-
-
 def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
     """Follow the query log to stdout across rotation (what the cluster's sidecar runs)."""
     from ragdown.search.query_log import LOG_NAME
     from ragdown.serving.tail_log import main as follow_log
 
     if args.file:
-        path = Path(args.file)
+        path, named = Path(args.file), f"--file {args.file}"
     elif settings.query_log_file is not None:
-        path = settings.query_log_file
+        path, named = settings.query_log_file, f"RAGDOWN_QUERY_LOG_FILE {settings.query_log_file}"
     elif settings.data_dir is not None:
         path = settings.data_dir / LOG_NAME
+        named = f"the query log {path} (in RAGDOWN_DATA_DIR)"
     else:
         raise CliError("pass --file FILE or set RAGDOWN_DATA_DIR (the log is <data dir>/query-log.jsonl)")
+    # A sidecar starts before its server has logged anything and says --wait; a person who names
+    # a file that is not there is told so rather than left watching nothing.
+    if os.path.isdir(path):
+        raise CliError(f"{named} is a directory; pass the query log file (query-log.jsonl)")
+    if not args.wait and not os.path.exists(path):
+        raise CliError(
+            f"{named} does not exist; the server writes it with RAGDOWN_QUERY_LOG=true "
+            "(--wait follows it once it appears)"
+        )
     return follow_log(path)
 
 
@@ -222,6 +224,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     from ragdown.folders.scope import Scope
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.deferred import DeferredEngine
+    from ragdown.serving.start_checks import check_disabled_tools
     from ragdown.serving.tools import Endpoint, build_server
 
     folder = args.docs or settings.docs_dir
@@ -229,7 +232,8 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
         raise CliError("pass the folder to serve (ragdown stdio DOCS) or set RAGDOWN_DOCS_DIR")
     docs = check_docs_dir(Path(folder))
     data_dir = Path(args.data_dir) if args.data_dir else settings.data_dir or default_data_dir(docs)
-    check_data_dir(data_dir, docs)
+    check_data_dir(data_dir, docs, data_dir_setting(args, settings))
+    check_disabled_tools(settings)
     embedder = args.embedder or settings.embedder
     check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 
@@ -327,6 +331,9 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         "tail-log", help="Follow the query log to stdout, across rotation (for a log-shipping sidecar)."
     )
     tail.add_argument("--file", help="the log file (default: <RAGDOWN_DATA_DIR>/query-log.jsonl)")
+    tail.add_argument(
+        "--wait", action="store_true", help="wait for a log file that does not exist yet (a sidecar's case)"
+    )
     tail.set_defaults(run=command_tail_log)
 
     token = commands.add_parser(
@@ -360,10 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             settings = ServerSettings()
         except ValidationError as error:
-            problems = "; ".join(
-                f"RAGDOWN_{'_'.join(map(str, e['loc'])).upper()} {plain(e)}" for e in error.errors()
-            )
-            raise CliError(f"invalid setting: {problems}") from None
+            raise settings_refusal(error) from None
+        check_lance_threads()
         return int(args.run(args, settings))
     except RagdownError as error:
         print(f"ragdown: {error}", file=sys.stderr)

@@ -112,8 +112,41 @@ def embedder_settings() -> EmbedderSettings:
         return EmbedderSettings()
     except ValidationError as error:
         first = error.errors()[0]
-        name = "RAGDOWN_" + "_".join(str(p) for p in first["loc"]).upper()
-        raise ConfigError(f"{name} {plain(first)}") from None
+        raise ConfigError(f"{setting_name(first['loc'])} {plain(first)}") from None
+
+
+def setting_name(loc: tuple[int | str, ...]) -> str:
+    """The variable a validation problem is about, as the user set it: a field read under another
+    name (`PORT`, `SECURE_LOCAL_NET`, `XDG_CACHE_HOME`) is reported by that name, not as RAGDOWN_…"""
+    field = str(loc[0]) if loc else ""
+    if field in ServerSettings.model_fields:
+        return "RAGDOWN_" + "_".join(str(part) for part in loc).upper()
+    # pydantic names a field read under other names by the first of them, whichever was set
+    given = {name.upper() for name in os.environ}
+    for info in ServerSettings.model_fields.values():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices) and field in alias.choices:
+            names = [str(choice).upper() for choice in alias.choices]
+            return next((name for name in names if name in given), field.upper())
+    return field.upper()
+
+
+def settings_refusal(error: ValidationError) -> ConfigError:
+    """Every problem of the environment's settings, in one line."""
+    problems = "; ".join(f"{setting_name(e['loc'])} {plain(e)}" for e in error.errors())
+    return ConfigError(f"invalid setting: {problems}")
+
+
+def check_lance_threads() -> None:
+    """LANCE_CPU_THREADS, when the user sets it, is a whole number of 1 or more: LanceDB reads it in
+    Rust and panics on anything else (docs/design.md#lancedb-threads)."""
+    value = os.environ.get("LANCE_CPU_THREADS")
+    if value is None or (value.strip().isdigit() and int(value) >= 1):
+        return
+    raise ConfigError(
+        f"invalid setting: LANCE_CPU_THREADS must be a whole number of 1 or more, got {value!r} "
+        "(unset it to use every CPU)"
+    )
 
 
 class ServerSettings(EmbedderSettings):
@@ -308,6 +341,13 @@ class ServerSettings(EmbedderSettings):
         except ConfigError as error:
             raise ValueError(str(error)) from None
         return value
+
+    def data_dir_source(self) -> str:
+        """Where the data dir comes from, for a refusal to name: RAGDOWN_DATA_DIR, or the default under
+        XDG_CACHE_HOME or ~/.cache."""
+        if self.data_dir is not None:
+            return "RAGDOWN_DATA_DIR"
+        return "the data dir (under XDG_CACHE_HOME)" if self.cache_home else "the data dir"
 
     def disabled_tool_names(self) -> frozenset[str]:
         return frozenset(name.strip() for name in self.disabled_tools.split(",") if name.strip())

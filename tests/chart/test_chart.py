@@ -301,7 +301,7 @@ def test_the_query_log_sidecar_is_native_or_legacy(render: Render, name: str) ->
         sidecar = inits.get("query-log") if native else plain.get("query-log")
         assert sidecar is not None
         assert ("query-log" in inits, "query-log" in plain) == (native, not native)
-        assert sidecar["args"] == ["tail-log", "--file", "/var/log/ragdown/query-log.jsonl"]
+        assert sidecar["args"] == ["tail-log", "--wait", "--file", "/var/log/ragdown/query-log.jsonl"]
         assert sidecar.get("restartPolicy") == ("Always" if native else None)
         server_env = env_of(plain["ragdown"])
         assert server_env["RAGDOWN_QUERY_LOG"] == "true"

@@ -562,7 +562,9 @@ startupProbe:
   restartPolicy: Always
   {{- end }}
   args:
+    # It starts before the server has logged anything: --wait follows the file once it appears.
     - tail-log
+    - --wait
     - --file
     - {{ include "ragdown.queryLogFile" . }}
   securityContext:

@@ -16,7 +16,7 @@ import uvicorn
 
 from ragdown import __version__
 from ragdown.engine import Engine, index_location
-from ragdown.errors import IndexNotReadyError
+from ragdown.errors import CliError, IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
@@ -71,6 +71,26 @@ class Node:
     def is_primary(self) -> bool:
         role = self.settings.role
         return role == "primary" or (role == "auto" and self.lock.try_acquire())
+
+    def serves_socket(self) -> bool:
+        """Whether the primary answers readers on `primary.sock`: in `auto` mode, and as an explicit
+        primary without an internal port, whose readers on this machine have no other way in (a
+        cluster's primary, with its port, is reached by URL)."""
+        return self.settings.role == "auto" or not self.settings.internal_port
+
+    def take_role(self) -> bool:
+        """This process's role, True for the primary. An explicit primary that serves the socket
+        takes the lock as well, since only the lock holder binds it: another primary holding it means
+        two writers on one data dir, refused before anything opens."""
+        primary = self.is_primary()
+        explicit = primary and self.settings.role == "primary" and self.serves_socket()
+        if explicit and not self.lock.try_acquire():
+            raise CliError(
+                f"RAGDOWN_ROLE=primary, but another ragdown serve is the primary on {self.data_dir} "
+                "already (it holds primary.lock); stop it, or start this one with RAGDOWN_ROLE=auto "
+                "to be its reader"
+            )
+        return primary
 
     def open_primary(self, embedder: str | None = None, progress: ProgressCallback | None = None) -> Engine:
         """The engine, writable, with its first sync started (`self.first_sync`; `progress` follows it)."""
@@ -128,11 +148,11 @@ class Node:
 
     def serve_internal(self, app: RagdownApp) -> None:
         """The internal API readers call, never on the public port: on `<data_dir>/primary.sock`
-        (owner-only) in `auto` mode, and on RAGDOWN_INTERNAL_PORT when set; each in a thread."""
+        (owner-only) when `serves_socket`, and on RAGDOWN_INTERNAL_PORT when set; each in a thread."""
         token = self.settings.internal_token or local_token(self.data_dir, create=True)
         assert token is not None
         internal = internal_app(app.mcp, token)
-        if self.settings.role == "auto":
+        if self.serves_socket():
             server = self._run(
                 uvicorn.Config(internal, uds=str(self.lock.socket_path), log_level="warning", log_config=None)
             )
