@@ -19,7 +19,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS_ENV = "RAGDOWN_SCREENSHOTS"
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API runs an event loop in this thread while it lives, so tests
+# collected after tests/web in one session (anyio.run, asyncio.run) would meet "already running".
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if CHROMIUM is None:
         if os.environ.get("RAGDOWN_REQUIRE_BROWSER"):
