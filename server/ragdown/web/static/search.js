@@ -37,7 +37,7 @@ export async function searchPage(folder, params) {
   }
   const list = h("ol", { class: "hits" }, hits.map((hit) => h(
     "li", {},
-    h("a", { href: docHref(hit.path, `?line=${hit.line_start}`) }, hit.heading || hit.title),
+    h("a", { href: docHref(hit.path, `?line=${hit.line_start}`) }, hit.breadcrumb),
     h("div", { class: "where" }, `${hit.path}:${hit.line_start}–${hit.line_end} · similarity ${hit.similarity.toFixed(2)}`),
     highlighted(hit.text.slice(0, 600), query),
   )));
