@@ -39,12 +39,14 @@ def test_the_search_api_names_a_hit_by_title_and_heading(served: Served) -> None
     # A heading path that starts with the title (the H1) does not repeat it.
     backups = http_hits(served, "pg_restore fresh database")
     titled = [h for h in backups if h["heading"].startswith(h["title"] + " › ")]
-    assert titled and all(h["breadcrumb"] == h["heading"] for h in titled)
+    assert titled
+    assert all(h["breadcrumb"] == h["heading"] for h in titled)
 
 
 def http_hits(served: Served, query: str) -> list[dict[str, str]]:
     with served.admin() as http:
-        hits: list[dict[str, str]] = http.get("/api/search", params={"folder": "ops", "q": query}).json()["hits"]
+        answer = http.get("/api/search", params={"folder": "ops", "q": query})
+    hits: list[dict[str, str]] = answer.json()["hits"]
     return hits
 
 
