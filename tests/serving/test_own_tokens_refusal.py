@@ -10,8 +10,9 @@ import hashlib
 from collections.abc import Callable
 
 import httpx
+import pytest
 
-from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served
+from tests.serving.conftest import ADMIN_TOKEN, TOKEN, Served, text_of
 from tests.serving.test_auth import LIST, MCP_HEADERS, bearer, set_config
 
 TEAM_TOKEN = "team-a-own-token"
@@ -72,3 +73,21 @@ def test_the_agents_token_that_reaches_no_folder_learns_nothing(make_served: Cal
     at_nothing = _post(served, "/mcp/nothing", TOKEN)
     assert at_folder.status_code == 404
     assert at_folder.content == at_nothing.content
+
+
+@pytest.mark.anyio
+async def test_root_mcp_tells_the_agents_token_the_same(make_served: Callable[..., Served]) -> None:
+    served = make_served(root_mcp=True)
+    _team_folder(served)
+    set_config(served, "shared", title="Shared", mcp=True)
+    set_config(served, "other", title="Other", mcp=True, tokens=[{"name": "b", "sha256": "0" * 64}])
+    read = {"path": "backups.md"}
+    async with served.mcp("/mcp", token=TOKEN) as client:
+        told = await client.call_tool("ragdown_read_doc", {**read, "folder": "ops"})
+        missing = await client.call_tool("ragdown_read_doc", {**read, "folder": "nothing"})
+    assert told.is_error
+    assert text_of(told) == OWN_TOKENS_ONLY.decode()[len('{"error": "') : -2]
+    assert text_of(missing) == 'no folder with MCP turned on named "nothing"'
+    async with served.mcp("/mcp", token=TEAM_TOKEN) as client:
+        other = await client.call_tool("ragdown_read_doc", {**read, "folder": "other"})
+    assert text_of(other) == 'no folder with MCP turned on named "other"'  # another team's: as if missing

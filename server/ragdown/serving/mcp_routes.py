@@ -28,7 +28,15 @@ from ragdown.errors import ForbiddenError, RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify, unauthorized
+from ragdown.serving.auth import (
+    ADMIN,
+    CALLER,
+    OWN_TOKENS_ONLY,
+    Access,
+    caller_label,
+    identify,
+    unauthorized,
+)
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply
@@ -44,11 +52,6 @@ RETIRE_AFTER_S = 300.0
 # What makes two endpoints' servers the same: scope, title, forwarding, read-only, disabled, metrics.
 ServerKey = tuple[str, str, bool, bool, frozenset[str], bool]
 NOT_FOUND_FOLDER = {"error": "Not found: no folder with MCP turned on at this path"}
-# The agents' token at a folder with tokens of its own (docs/security.md#tenants).
-OWN_TOKENS_ONLY = (
-    "this folder takes its own tokens only, and the agents' token (RAGDOWN_TOKEN) is not one of them: "
-    "send one of the folder's tokens (its `tokens`, given by whoever runs the server) or the admin token"
-)
 STATELESS = {
     "error": "Method not allowed: this MCP endpoint is stateless; POST JSON-RPC to it "
     "(it has no event stream to GET and no session to DELETE)"
@@ -177,6 +180,7 @@ class McpRoutes:
                     forward=self.forward,
                     reaches=access.reaches,
                     can_create=access.role != "folder",
+                    agents_token=access.role == "agent",
                     caller=f"{access.role}:{access.digest}",
                     metrics=metrics,
                 )
