@@ -130,6 +130,8 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     is checked here)."""
     from ragdown.serving.launch import serve
 
+    if args.examples:
+        settings = serve_examples(settings)
     copy_of_folder = settings.docs_dir is None and settings.role == "reader" and is_remote(settings.index_uri)
     if settings.docs_dir is None and not copy_of_folder:
         raise CliError("RAGDOWN_DOCS_DIR is not set; point it at the directory that holds your folders")
@@ -154,6 +156,22 @@ def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
         docs = restore_for_reader(index_location(own, settings), own, stop_copy)
         settings = settings.model_copy(update={"docs_dir": docs})
     return serve(settings, stop_copy)
+
+
+def serve_examples(settings: ServerSettings) -> ServerSettings:
+    """`serve --examples`: the settings with the docs dir on the examples' own copy (made on the first
+    run), so the quick start never writes into the clone (docs/design.md#where-state-lives)."""
+    from ragdown.serving.examples import examples_copy
+
+    if settings.docs_dir is not None:
+        raise CliError(
+            "--examples serves its own copy of the examples, and RAGDOWN_DOCS_DIR names "
+            f"{settings.docs_dir}: unset one of them"
+        )
+    docs, made = examples_copy(settings.cache())
+    said = "copied the bundled examples to" if made else "serving the copy of the examples at"
+    print(f"ragdown: {said} {docs} (what is written there stays out of the clone)", file=sys.stderr)
+    return settings.model_copy(update={"docs_dir": docs})
 
 
 def check_tokens(settings: ServerSettings) -> None:
@@ -265,7 +283,7 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         return sub
 
     index = folder_command("index", "Sync DOCS into its index and print the sync report as JSON.")
-    index.add_argument("--full", action="store_true", help="drop every row and index everything again")
+    index.add_argument("--full", action="store_true", help="rebuild from every file, reusing stored vectors")
     index.set_defaults(run=command_index)
 
     search = folder_command(
@@ -290,6 +308,12 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         help="Serve the folders of RAGDOWN_DOCS_DIR over HTTP (MCP at /mcp/<folder>).",
         description="Serve the folders of RAGDOWN_DOCS_DIR: MCP at /mcp/<folder>, status at /api/status. "
         "Needs RAGDOWN_TOKEN (or SECURE_LOCAL_NET=true); PORT sets the port (3000).",
+    )
+    serve.add_argument(
+        "--examples",
+        action="store_true",
+        help="serve a copy of the repository's examples/, made in ~/.cache/ragdown/examples on the first run "
+        "(instead of RAGDOWN_DOCS_DIR)",
     )
     serve.set_defaults(run=command_serve)
 

@@ -254,7 +254,7 @@ async def test_a_write_whose_indexing_fails_is_still_reported_as_written(
 
 
 async def test_a_full_reindex_runs_at_most_every_ten_minutes(served: Served) -> None:
-    """Each full re-index re-embeds every folder: any agent may ask, so it is rationed."""
+    """Each full re-index rewrites every folder's rows: any agent may ask, so it is rationed."""
     async with served.mcp() as client:
         first = await client.call_tool("ragdown_reindex", {"full": True})
         second = await client.call_tool("ragdown_reindex", {"full": True})

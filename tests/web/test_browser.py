@@ -230,9 +230,11 @@ def test_settings_show_usage_and_change_a_folder(
     assert saved.value.ok
     expect(page.locator("#toast")).to_have_text("Saved")
     assert (served.engine.settings.text_limit, served.engine.hook_settings().top_k) == (500, 3)
-    expect(page.get_by_role("form", name="Server settings")).to_contain_text("the environment says 2000")
-    page.get_by_role("button", name="use the environment's").click()
-    expect(page.get_by_role("form", name="Server settings")).not_to_contain_text("the environment says")
+    server = page.get_by_role("form", name="Server settings")
+    expect(server).to_contain_text("Saved here; this overrides the built-in default (2000)")
+    server.get_by_label("Characters per hit").fill("")  # empty: back to the default
+    server.get_by_role("button", name="Save server settings").click()
+    expect(server).not_to_contain_text("overrides the built-in default (2000)")
     assert served.engine.settings.text_limit == 2000
     page.get_by_role("heading", name="Usage").scroll_into_view_if_needed()
     page.screenshot(path=shots / "settings.png")

@@ -64,6 +64,21 @@ def remove_empty_dir(root: Root, parts: Sequence[str]) -> None:
         fsync_dir(parent)
 
 
+def remove_empty_parents(root: Root, dirs: Sequence[str]) -> None:
+    """Remove `root/dirs` and then each folder above it, up to `root` and never `root` itself, while
+    each is empty: what a delete left behind (docs/web.md#screens). The first that holds anything
+    (a document, an attachment, a dot file) or is gone stops it."""
+    for end in range(len(dirs), 0, -1):
+        try:
+            remove_empty_dir(root, dirs[:end])
+        except NotAFolderError:  # a symlink or a file took a name on the way meanwhile
+            return
+        except OSError as error:  # not empty, gone, or not a folder: leave it and what is above
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT, errno.ENOTDIR):
+                return
+            raise
+
+
 def rename(root: Root, source: Sequence[str], target: Sequence[str], *, display: str = "") -> None:
     """Rename `source` to `target` (both below `root`), making the target's missing folders."""
     *source_dirs, source_name = source

@@ -28,7 +28,8 @@ from ragdown.settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
-# A full re-index re-embeds every folder: an agent may ask for one this often, no more.
+# A full re-index reads, chunks and writes every folder again (vectors of unchanged text are reused,
+# docs/design.md#embedding-cache): an agent may ask for one this often, no more.
 FULL_REINDEX_EVERY_S = 600.0
 
 
@@ -105,8 +106,10 @@ class IndexLifecycle:
             log.exception("could not sweep stale temporary files")
 
     def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
-        """Bring the index up to date; `full` re-embeds everything into a new index built beside the
-        current one, which keeps answering searches until the new one is complete."""
+        """Bring the index up to date; `full` rebuilds it from every file into a new index beside the
+        current one, which keeps answering searches until the new one is complete. The new index takes
+        the current one's vectors for every text it already holds when the same model built it
+        (docs/design.md#embedding-cache), so only text the index lacks is embedded."""
         if full and self.writable and not self.store.building and not self.is_empty():
             self.syncer.store = self.index.rebuild_beside()
             full = False
@@ -114,7 +117,7 @@ class IndexLifecycle:
 
     def claim_full_reindex(self) -> None:
         """Allow one full re-index now, or refuse (429) if one was allowed less than
-        FULL_REINDEX_EVERY_S ago: any agent may ask for one, and each re-embeds every folder."""
+        FULL_REINDEX_EVERY_S ago: any agent may ask for one, and each rewrites every folder's rows."""
         with self._full_lock:
             now = time.monotonic()
             if self._last_full is not None and now - self._last_full < FULL_REINDEX_EVERY_S:

@@ -88,7 +88,31 @@ def _check_manager_value(changes: Mapping[str, Any], caller: str | None) -> None
         )
 
 
-def _config_bytes(config: Mapping[str, Any]) -> bytes:
+# The layouts a hand-written or generated `.ragdown.json` usually has, tried in turn on the file a change
+# replaces; the first that reproduces it exactly writes the new one.
+_LAYOUTS: tuple[dict[str, Any], ...] = tuple(
+    {"indent": indent, "separators": separators, "ensure_ascii": ascii_only}
+    for indent in (2, None, 4, "\t")
+    for separators in (None, (",", ":"))
+    for ascii_only in (False, True)
+)
+
+
+def _config_bytes(config: Mapping[str, Any], current: bytes | None = None) -> bytes:
+    """`config` as the file's new bytes: in the layout of the `current` file when one of the usual
+    layouts reproduces it (a one-line file stays one line, its keys in their order), else indented by
+    two. A folder kept in git then shows only the setting that changed (docs/design.md#where-state-lives)."""
+    if current is not None:
+        try:
+            text = current.decode("utf-8")
+            body = text.rstrip("\r\n")
+            parsed = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            parsed = None
+        if isinstance(parsed, dict):
+            for layout in _LAYOUTS:
+                if json.dumps(parsed, **layout) == body:
+                    return (json.dumps(config, **layout) + text[len(body) :]).encode()
     return (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode()
 
 
@@ -161,7 +185,9 @@ def patch_folder(
             raise ConflictError(f"cannot rename {name} to {new_name}: {error.strerror}") from None
         name = new_name
     if config != folder.config:
-        files.write_file(Root(docs_dir, (name,)), (FOLDER_CONFIG,), _config_bytes(config))
+        files.update(
+            Root(docs_dir, (name,)), (FOLDER_CONFIG,), lambda current: _config_bytes(config, current)
+        )
     return existing(docs_dir, name), renamed
 
 

@@ -21,6 +21,8 @@ from ragdown.modes import make_private_dir, private_files
 log = logging.getLogger(__name__)
 
 LANCE_DIR = "lance"
+# The rebuild reason of a full re-index: asked for, so it is logged at info, never as a warning.
+FULL_REBUILD_ASKED = "a full rebuild was asked for"
 
 
 class ChunkTable:
@@ -70,7 +72,7 @@ class ChunkTable:
         exists = TABLE in self.db.list_tables().tables
         reason = rebuild_reason(recorded, self.meta) if exists else None
         if exists and fresh and reason is None:
-            reason = "a full rebuild was asked for"
+            reason = FULL_REBUILD_ASKED
         if not self.writable:
             if not exists:
                 raise IndexNotReadyError("the index does not exist yet; start the primary server first")
@@ -82,7 +84,10 @@ class ChunkTable:
         if exists and reason is None:
             return self.db.open_table(TABLE)
         if exists:
-            log.warning("rebuilding the index beside the current one: %s", reason)
+            # One warning for a rebuild nobody asked for (another model, chunker or layout); none
+            # for a full re-index, which the user asked for (docs/design.md#meta-and-rebuilds).
+            level = logging.INFO if reason == FULL_REBUILD_ASKED else logging.WARNING
+            log.log(level, "rebuilding the index beside the current one: %s", reason)
             self.rebuilt_because = reason
             self.previous = recorded
             self.building = True
@@ -107,7 +112,7 @@ class ChunkTable:
         self.location.write_meta(self.meta)
         self.building = False
         self.previous = None
-        log.warning("switched to the rebuilt index (%s)", self.lance_dir)
+        log.info("switched to the rebuilt index (%s)", self.lance_dir)  # its start was the warning
         if old and old != self.lance_dir:
             timer = threading.Timer(self.keep_versions_for.total_seconds(), self._remove_dir, args=(old,))
             timer.daemon = True

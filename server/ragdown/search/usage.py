@@ -1,12 +1,14 @@
 """The query log summed up for people (docs/search.md#usage): what was searched, the searches that
-found nothing good enough (gaps worth a note), how often the hook added context, and which documents
-are read, with how many of those reads followed a search that showed them."""
+found nothing good enough (gaps worth a note), how often the hook added context, which documents
+are read, with how many of those reads followed a search that showed them, and those counts per UTC
+day over the last weeks (the Usage screen's charts)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,9 @@ SEARCH_KINDS = ("recall", "search", "api")
 # A read counts as following a search when a search among this many events before it showed the path.
 FOLLOW_WINDOW = 20
 TOP = 20
+# The days the per-day counts cover, today (UTC) included: a fixed window, so the counts stay a few
+# numbers whatever the log holds.
+DAYS = 28
 
 
 class Gap(BaseModel):
@@ -31,6 +36,17 @@ class Read(BaseModel):
     after_search: int
 
 
+class Day(BaseModel):
+    """One UTC day's counts; a day with no events is all zeros."""
+
+    day: str  # YYYY-MM-DD
+    searches: int = 0
+    gaps: int = 0  # searches whose best hit stayed under the floor, or that found nothing
+    hook_calls: int = 0
+    hook_injected: int = 0
+    hook_empty: int = 0  # hook calls that injected nothing
+
+
 class Usage(BaseModel):
     searches: int = 0
     gaps: list[Gap] = []
@@ -38,6 +54,7 @@ class Usage(BaseModel):
     hook_injected: int = 0
     reads: int = 0
     most_read: list[Read] = []
+    days: list[Day] = []  # the last DAYS days, oldest first
 
     @property
     def hook_rate(self) -> float | None:
@@ -45,27 +62,49 @@ class Usage(BaseModel):
 
 
 def events(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
-    """The log's events, oldest first; unreadable lines (a torn write, a hand edit) are skipped."""
+    """The log's events, oldest first, read a line at a time (a file is never held whole); lines
+    that do not parse (a torn write, a hand edit) are skipped. Only "\\n" ends a line: a logged
+    query may hold U+2028, which str.splitlines would cut at."""
     for path in paths:
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            file = path.open(encoding="utf-8", errors="replace", newline="\n")
         except FileNotFoundError:
             continue
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict):
-                yield event
+        with file:
+            for line in file:
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(event, dict):
+                    yield event
+
+
+def empty_days(today: date, count: int = DAYS) -> dict[str, Day]:
+    """The window's days, oldest first, each with nothing counted yet; keyed by the ISO date that
+    starts an event's `ts`."""
+    first = today - timedelta(days=count - 1)
+    keys = ((first + timedelta(days=n)).isoformat() for n in range(count))
+    return {key: Day(day=key) for key in keys}
+
+
+def _day_of(event: dict[str, Any], days: dict[str, Day]) -> Day | None:
+    """The window's day an event falls on, by its `ts` (UTC, as QueryLog writes it); None outside it
+    or without a usable `ts`."""
+    ts = event.get("ts")
+    return days.get(ts[:10]) if isinstance(ts, str) else None
 
 
 def _rooted(folder: object, path: object) -> str:
     return f"{folder}/{path}" if folder else str(path)
 
 
-def summarise(log: Iterable[dict[str, Any]], min_score: float) -> Usage:
+def summarise(
+    log: Iterable[dict[str, Any]], min_score: float, today: date | None = None, window: int = DAYS
+) -> Usage:
+    """One pass over `log`; the per-day counts cover `window` days up to `today` (UTC; now if None)."""
     usage = Usage()
+    days = empty_days(today or datetime.now(UTC).date(), window)
     gaps: dict[tuple[str, str], Gap] = {}
     reads: Counter[str] = Counter()
     followed: Counter[str] = Counter()
@@ -74,13 +113,21 @@ def summarise(log: Iterable[dict[str, Any]], min_score: float) -> Usage:
         kind = event.get("kind")
         given = event.get("hits")
         hits: list[Any] = given if isinstance(given, list) else []
+        day = _day_of(event, days)
         if kind in SEARCH_KINDS:
             usage.searches += 1
-            _count_search(event, hits, index, min_score, gaps, shown)
+            gap = _count_search(event, hits, index, min_score, gaps, shown)
+            if day is not None:
+                day.searches += 1
+                day.gaps += gap
         elif kind == "context":
+            injected = bool(event.get("injected"))
             usage.hook_calls += 1
-            if event.get("injected"):
-                usage.hook_injected += 1
+            usage.hook_injected += injected
+            if day is not None:
+                day.hook_calls += 1
+                day.hook_injected += injected
+                day.hook_empty += not injected
         elif kind == "read" and isinstance(event.get("path"), str):
             usage.reads += 1
             reads[event["path"]] += 1
@@ -91,6 +138,7 @@ def summarise(log: Iterable[dict[str, Any]], min_score: float) -> Usage:
     usage.most_read = [
         Read(path=path, reads=count, after_search=followed[path]) for path, count in reads.most_common(TOP)
     ]
+    usage.days = list(days.values())
     return usage
 
 
@@ -101,8 +149,9 @@ def _count_search(
     min_score: float,
     gaps: dict[tuple[str, str], Gap],
     shown: dict[str, int],
-) -> None:
-    """One search: the paths it showed (at `index`), and a gap when no hit reached `min_score`."""
+) -> bool:
+    """One search: the paths it showed (at `index`), and a gap when no hit reached `min_score`
+    (then True)."""
     folder = str(event.get("folder") or "")
     sims = [float(h["similarity"]) for h in hits if isinstance(h, dict) and "similarity" in h]
     best = max(sims) if sims else None
@@ -115,3 +164,5 @@ def _count_search(
         gap.count += 1
         if best is not None and (gap.best is None or best > gap.best):
             gap.best = best
+        return True
+    return False

@@ -8,26 +8,52 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
+from ragdown.bounds import HOOK_KEYS
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
 from ragdown.errors import BadRequestError, EmbedderError, NotFoundError
 from ragdown.folders.registry import loose_markdown
 from ragdown.folders.saved import SAVED_KEYS, in_effect, merged, read_saved, write_saved
+from ragdown.hook.settings import resolve as resolve_hook
 from ragdown.search.query_log import QueryLog
 from ragdown.search.usage import events, summarise
 from ragdown.serving.api_access import ApiAccess, read_json_body
 from ragdown.settings import ServerSettings
 
 
+def variable(key: str) -> str:
+    """The environment variable of a saved setting (`hook.top_k` → RAGDOWN_HOOK_TOP_K)."""
+    return "RAGDOWN_" + key.replace(".", "_").upper()
+
+
+def defaults(engine: Engine, environment: ServerSettings) -> dict[str, Any]:
+    """What each setting is when nothing is saved for it (docs/web.md#server-settings): its value, the
+    variable that sets it, and whether that variable is set (else the value is the built-in one). An
+    embedder no variable names is the index's, the one in use."""
+    given = environment.model_fields_set
+
+    def entry(key: str, field: str, value: object) -> dict[str, Any]:
+        return {"value": value, "variable": variable(key), "set": field in given}
+
+    out: dict[str, Any] = {key: entry(key, key, getattr(environment, key)) for key in SAVED_KEYS}
+    if environment.embedder is None:
+        out["embedder"]["value"] = engine.embedder.name
+    hook = resolve_hook({}, [environment.hook_layer()], engine.embedder.min_score, engine.embedder.min_ratio)
+    out["hook"] = {key: entry(f"hook.{key}", f"hook_{key}", getattr(hook, key)) for key in HOOK_KEYS}
+    return out
+
+
 def described(engine: Engine, environment: ServerSettings) -> dict[str, Any]:
-    """GET /api/settings: what is in effect, what is saved, and what the variables alone say."""
+    """GET /api/settings: what is in effect, what is saved, what the variables alone say, and what
+    each setting falls back to when its saved value is removed (`defaults`)."""
     saved = read_saved(engine.docs_dir)
     embedder = engine.embedder.name if engine.settings.embedder is None else engine.settings.embedder
     return {
         "settings": {key: getattr(engine.settings, key) for key in SAVED_KEYS} | {"embedder": embedder},
         "saved": saved,
         "env": {key: getattr(environment, key) for key in SAVED_KEYS} | {"hook": environment.hook_layer()},
+        "defaults": defaults(engine, environment),
     }
 
 

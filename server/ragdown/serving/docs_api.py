@@ -26,12 +26,13 @@ from ragdown.documents.hashes import file_hash
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.documents.move import folder_files
 from ragdown.documents.paths import check_path, is_markdown
+from ragdown.documents.plain import plain_text
 from ragdown.engine import Engine
 from ragdown.errors import BadRequestError, NotAFolderError, NotFoundError, Refusal, TooLargeError
 from ragdown.folders.manage import existing
 from ragdown.folders.scope import Scope
 from ragdown.scoped_changes import Place, backlinks_of
-from ragdown.search.filters import SearchFilters
+from ragdown.search.filters import SearchFilters, normalised_tag
 from ragdown.search.hit_shapes import hit_json
 from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.web.render import Rendered, render_markdown
@@ -149,17 +150,24 @@ async def preview_body(request: Request) -> PreviewBody:
     return body_of(PreviewBody, await read_json_body(request, MAX_DOC_BODY))
 
 
-def listed(engine: Engine, folder: str | None) -> dict[str, Any]:
-    """GET /api/docs: every indexed document, or a folder's."""
+def listed(engine: Engine, folder: str | None, tag: str = "") -> dict[str, Any]:
+    """GET /api/docs: every indexed document, or a folder's; with `tag`, only those carrying it or a
+    tag under it (`db` takes `db/postgres`), as a search's tag filter does."""
     if folder is not None:
         existing(engine.docs_dir, folder)
+    wanted = normalised_tag(SearchFilters(tag=tag))
     entries = engine.documents()
     listed = [
         entry_json(path, entry)
         for path, entry in sorted(entries.items())
-        if folder is None or path.startswith(f"{folder}/")
+        if (folder is None or path.startswith(f"{folder}/"))
+        and (wanted is None or tagged(entry.tags, wanted))
     ]
     return {"docs": listed}
+
+
+def tagged(tags: list[str], tag: str) -> bool:
+    return any(t == tag or t.startswith(f"{tag}/") for t in tags)
 
 
 def opened(engine: Engine, path: str) -> tuple[str, str, bytes, dict[str, Any]]:
@@ -216,7 +224,8 @@ def render_json(engine: Engine, path: str) -> dict[str, Any]:
 
 
 def search_json(engine: Engine, folder: str, query: str, tag: str, top_k: int) -> dict[str, Any]:
-    """GET /api/search: one folder's hits, their paths from the docs dir."""
+    """GET /api/search: one folder's hits, their paths from the docs dir, each with its text as a
+    reader sees it (`snippet`, docs/web.md#search) beside the Markdown (`text`)."""
     name = existing(engine.docs_dir, folder).name
     hits = engine.recall(query, top_k, SearchFilters(tag=tag), scope=Scope(name), kind="api")
     found = []
@@ -226,6 +235,7 @@ def search_json(engine: Engine, folder: str, query: str, tag: str, top_k: int) -
         # What the page names a hit by: the document's title and the heading path, as the tools' text
         # and the hook give it (a document with no H1 has a heading path without its title).
         data["breadcrumb"] = breadcrumb(hit.title, hit.heading)
+        data["snippet"] = plain_text(hit.text)
         found.append(data)
     return {"hits": found}
 
@@ -284,8 +294,10 @@ def reading_routes(router: APIRouter, current: Callable[[], Engine]) -> None:
     """What the web UI reads: each route takes the serving engine and answers from the above."""
 
     @router.get("/docs")
-    def list_docs(folder: str | None = None) -> dict[str, Any]:
-        return listed(current(), folder)
+    def list_docs(
+        folder: str | None = None, tag: Annotated[str, Query(max_length=200)] = ""
+    ) -> dict[str, Any]:
+        return listed(current(), folder, tag)
 
     @router.get("/doc")
     def read_doc(path: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document, save
 from ragdown.engine import Engine
@@ -72,10 +73,12 @@ def saved_json(engine: Engine, body: SaveBody) -> tuple[int, dict[str, Any]]:
 
 
 def deleted_json(engine: Engine, path: str, base_hash: str | None) -> dict[str, Any]:
+    """DELETE /api/doc: the document, and the sub-folders it leaves empty up to its folder (never the
+    folder itself), as a person deleting the last note of a sub-folder expects (docs/web.md#screens)."""
     folder, inside = split_folder(engine, path, markdown=True)
-    removed = delete_document(
-        Root(engine.docs_dir, (folder,)), inside, base_hash=base_hash, display_path=f"{folder}/{inside}"
-    )
+    root = Root(engine.docs_dir, (folder,))
+    removed = delete_document(root, inside, base_hash=base_hash, display_path=f"{folder}/{inside}")
+    files.remove_empty_parents(root, removed.split("/")[:-1])
     return {"path": f"{folder}/{removed}", "indexed": synced(engine)}
 
 

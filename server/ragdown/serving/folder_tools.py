@@ -331,7 +331,8 @@ def ragdown_delete(
 
 @TOOLS.tool(IDEMPOTENT, on_root="whole")
 def ragdown_reindex(at: Reach, full: bool = False) -> str:
-    """Sync the index with the files now (full: re-embed everything, at most every ten minutes)."""
+    """Sync the index with the files now (full: rebuild it from every file, reusing the vectors of
+    unchanged text; at most every ten minutes)."""
     if full:
         at.engine.claim_full_reindex()
     return compact(report_in_view(at.engine.sync(full=full), _in_view(at), at.scope.relative))

@@ -124,7 +124,7 @@ def create_app(
     access = ApiAccess(
         lambda: routes.engine, settings, admin_of(settings), lambda: routes.forward is not None, sessions
     )
-    app.include_router(session_router(sessions, settings))
+    app.include_router(session_router(access))
     app.include_router(folders_router(access))
     app.include_router(docs_router(access))
     app.include_router(docs_write_router(access))

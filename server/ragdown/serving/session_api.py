@@ -1,7 +1,7 @@
-"""`POST /api/session` signs the web UI in with the admin token, `DELETE /api/session` signs it out
-(docs/web.md#sign-in). The cookie is `HttpOnly` (no script reads it), `SameSite=Strict` (no other
-site's page sends it), `Secure` when the browser came over HTTPS, and scoped to `/api`; the table
-behind it is serving/sessions.py."""
+"""`POST /api/session` signs the web UI in with the admin token, `DELETE /api/session` signs it out,
+`GET /api/session` says whether this browser is signed in (docs/web.md#sign-in). The cookie is
+`HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends it), `Secure` when the
+browser came over HTTPS, and scoped to `/api`; the table behind it is serving/sessions.py."""
 
 from __future__ import annotations
 
@@ -10,16 +10,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.errors import ForbiddenError, Unauthorized
-from ragdown.serving.api_access import body_of, read_json_body
+from ragdown.serving.api_access import ApiAccess, body_of, read_json_body
 from ragdown.serving.auth import identify
-from ragdown.serving.sessions import (
-    COOKIE,
-    COOKIE_PATH,
-    Sessions,
-    check_cookie_request,
-    is_tls,
-)
-from ragdown.settings import ServerSettings
+from ragdown.serving.sessions import COOKIE, COOKIE_PATH, check_cookie_request, is_tls
 
 NOT_ADMIN_TOKEN = "that is not the admin token (RAGDOWN_ADMIN_TOKEN): check it and sign in again"
 AGENT_TOKEN = "that is the agents' token, for /mcp only: sign in with the admin token (RAGDOWN_ADMIN_TOKEN)"
@@ -34,8 +27,19 @@ class SignIn(BaseModel):
     token: str = Field(min_length=1, max_length=4096)
 
 
-def session_router(sessions: Sessions, settings: ServerSettings) -> APIRouter:
+def signed_in(access: ApiAccess, request: Request) -> bool:
+    """Whether the admin API would take this request: the page asks first, so that a browser not
+    signed in is shown the sign-in without a refused call (a 401 in its console)."""
+    try:
+        access.authorised(request)
+    except (Unauthorized, ForbiddenError):
+        return False
+    return True
+
+
+def session_router(access: ApiAccess) -> APIRouter:
     router = APIRouter(prefix="/api")
+    sessions, settings = access.sessions, access.settings
 
     def set_cookie(response: JSONResponse, request: Request, value: str, max_age: int) -> None:
         response.set_cookie(
@@ -65,6 +69,10 @@ def session_router(sessions: Sessions, settings: ServerSettings) -> APIRouter:
         response = JSONResponse({"signed_in": True, "expires_in": lifetime})
         set_cookie(response, request, sessions.start(), lifetime)
         return response
+
+    @router.get("/session")
+    def session_state(request: Request) -> dict[str, bool]:
+        return {"signed_in": signed_in(access, request)}
 
     @router.delete("/session")
     def sign_out(request: Request) -> JSONResponse:

@@ -3,7 +3,8 @@
 // one starts the page; the others hold a screen each (home, folder, doc, editor, search, settings)
 // and the parts they share (api, dom, links, state, side, router).
 import { onUnauthorized, q } from "./api.js";
-import { $ } from "./dom.js";
+import { $, typing } from "./dom.js";
+import { saveShortcut } from "./editor.js";
 import { route } from "./router.js";
 import { showLogin, signOut } from "./signin.js";
 import { state } from "./state.js";
@@ -26,8 +27,8 @@ window.addEventListener("beforeunload", (event) => {
   if (state.dirty) event.preventDefault();
 });
 document.addEventListener("keydown", (event) => {
-  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
-  if (event.key === "/" && !typing && !$("#search-form").hidden) {
+  if (saveShortcut(event)) return;
+  if (event.key === "/" && !typing() && !$("#search-form").hidden) {
     event.preventDefault();
     $("#search-input").focus();
   }
@@ -39,4 +40,14 @@ $("#search-form").addEventListener("submit", (event) => {
   if (query && state.folder) location.hash = `#/search/${encodeURIComponent(state.folder)}?${q({ q: query })}`;
 });
 $("#sign-out").addEventListener("click", signOut);
-void route();
+
+// The first screen: the sign-in straight away when this browser has no session (the server says so
+// without a refused call), else the one the URL names.
+async function start() {
+  const session = await fetch("/api/session", { credentials: "same-origin" })
+    .then((response) => (response.ok ? response.json() : null))
+    .catch(() => null);
+  if (session?.signed_in === false) showLogin();
+  else await route(); // it shows its own errors
+}
+void start();

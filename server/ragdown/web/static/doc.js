@@ -1,7 +1,7 @@
 // A document's screen: the rendered page, its tags and aliases, its backlinks; rename and delete.
 import { api, q } from "./api.js";
 import { Code } from "./codes.js";
-import { $, ask, h, plural, toast } from "./dom.js";
+import { $, ask, fill, h, plural, toast } from "./dom.js";
 import { docHref, editHref, folderHref, folderOf } from "./links.js";
 import { followAnchors, jumpTo, loadImages } from "./rendered.js";
 import { renderSide } from "./side.js";
@@ -14,7 +14,7 @@ export async function docPage(path, anchor, line) {
   try {
     doc = await api("GET", `/api/render?${q({ path })}`);
   } catch (error) {
-    $("#main").replaceChildren(h("h1", {}, "Not found"), h("p", {}, error.message));
+    fill($("#main"), h("h1", {}, "Not found"), h("p", {}, error.message));
     return;
   }
   const body = h("article", { class: "doc" });
@@ -23,7 +23,7 @@ export async function docPage(path, anchor, line) {
     ...doc.aliases.map((alias) => h("span", { class: "chip", title: "alias" }, alias))];
   const links = doc.backlinks.map((b) => h("li", {}, h("a", { href: docHref(b.path, `?line=${b.lines[0] ? b.lines[0].line : 1}`) }, b.title),
     b.lines.slice(0, 3).map((l) => h("span", { class: "line" }, `${l.line}: ${l.text}`))));
-  $("#main").replaceChildren(
+  fill($("#main"),
     h("div", { class: "toolbar" },
       h("span", { class: "path" }, path),
       h("a", { class: "button", href: editHref(path) }, "Edit"),

@@ -11,13 +11,31 @@ export function h(tag, attributes = {}, ...children) {
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
   }
-  for (const child of children.flat(Infinity)) {
-    if (!absent(child)) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
+  node.append(...nodes(children));
   return node;
 }
 
+// What replaces `parent`'s children: the same as `h` takes. The DOM's own `replaceChildren` would
+// print a left-out part (`cond ? node : null`) as the text "null"; screens place their content here.
+export function fill(parent, ...children) {
+  parent.replaceChildren(...nodes(children));
+  return parent;
+}
+
 const absent = (value) => value === false || value === null || value === undefined;
+
+// Children as nodes: nested arrays flattened, left-out ones dropped, the rest as text, never HTML.
+const nodes = (children) => children.flat(Infinity).filter((child) => !absent(child))
+  .map((child) => (child instanceof Node ? child : document.createTextNode(String(child))));
+
+// Whether the focus is in a field that takes text, where a key is the person's typing, not a shortcut,
+// and which a screen that finished loading leaves the focus in.
+export function typing() {
+  const focused = document.activeElement;
+  if (!focused || focused.isContentEditable) return Boolean(focused);
+  if (focused.tagName === "INPUT") return !/^(checkbox|radio|button|submit|reset|file|range|color)$/.test(focused.type);
+  return /^(TEXTAREA|SELECT)$/.test(focused.tagName);
+}
 
 let toastTimer;
 export function toast(message) {
@@ -41,7 +59,7 @@ export function describe(rows) {
 export function ask(title, body, buttons) {
   const dialog = $("#dialog");
   const form = $("#dialog-form");
-  form.replaceChildren(h("h2", {}, title), ...[].concat(body).filter((node) => node));
+  fill(form, h("h2", {}, title), body);
   const actions = h("div", { class: "actions" });
   for (const [value, label, kind] of buttons) {
     actions.append(h("button", { value, class: kind || "", type: "submit" }, label));

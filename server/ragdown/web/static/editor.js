@@ -3,11 +3,25 @@
 import { api, q } from "./api.js";
 import { Code } from "./codes.js";
 import { completion } from "./complete.js";
-import { $, ask, h, toast } from "./dom.js";
+import { $, ask, fill, h, toast } from "./dom.js";
+import { diffView } from "./diff.js";
 import { docHref, folderOf } from "./links.js";
 import { loadImages } from "./rendered.js";
 import { renderSide } from "./side.js";
 import { state } from "./state.js";
+
+// The editor on screen, if any: Ctrl/Cmd+S saves it from anywhere in the page (the preview, the
+// toolbar), not only from its text area.
+let onScreen = null;
+
+// Whether `event` is the save key while the editor is shown; then it saves (app.js listens).
+export function saveShortcut(event) {
+  if (!((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s")) return false;
+  if (!onScreen?.area.isConnected) return false;
+  event.preventDefault(); // never the browser's "Save page as"
+  if (!$("#dialog").open) void onScreen.save(); // it says how it went
+  return true;
+}
 
 export async function editPage(path) {
   const folder = folderOf(path);
@@ -37,8 +51,11 @@ export async function editPage(path) {
   };
   const changedOnDisk = async () => {
     const now = await api("GET", `/api/doc?${q({ path })}`);
-    const choice = await ask("It changed on disk", h("p", {}, `${path} was changed since you opened it (by an agent, another window or a sync). Save over it, or discard your edit and load what is there now?`),
-      [["cancel", "Keep editing"], ["discard", "Discard my edit", "danger"], ["overwrite", "Save over it", "primary"]]);
+    const choice = await ask("It changed on disk", [
+      h("p", {}, `${path} was changed since you opened it (by an agent, another window or a sync). Save over it, or discard your edit and load what is there now?`),
+      h("p", { class: "legend" }, h("span", { class: "disk" }, "on disk now: Save over it throws these away"), h("span", { class: "mine" }, "your edit")),
+      diffView(now.text, area.value),
+    ], [["cancel", "Keep editing"], ["discard", "Discard my edit", "danger"], ["overwrite", "Save over it", "primary"]]);
     if (choice.button === "overwrite") await save(now.hash);
     if (choice.button === "discard") {
       doc.text = now.text;
@@ -47,12 +64,7 @@ export async function editPage(path) {
       setDirty(false);
     }
   };
-  area.addEventListener("keydown", (event) => {
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
-      event.preventDefault();
-      void save(); // it says how it went
-    }
-  });
+  onScreen = { area, save };
   const toggle = h("button", { "aria-pressed": "false", onclick: async () => {
     const showing = preview.hidden;
     if (showing) {
@@ -70,9 +82,10 @@ export async function editPage(path) {
     area.hidden = showing;
     toggle.textContent = showing ? "Write" : "Preview";
     toggle.setAttribute("aria-pressed", String(showing));
+    if (!showing) area.focus();
   } }, "Preview");
   const names = (state.docs.get(folder) || []).map((d) => d.path.split("/").pop().replace(/\.(md|markdown|mdx)$/, ""));
-  $("#main").replaceChildren(
+  fill($("#main"),
     h("div", { class: "toolbar" }, status, toggle,
       h("a", { class: "button", href: docHref(path) }, "Close"),
       h("button", { class: "primary", onclick: () => save() }, "Save")),

@@ -2,54 +2,61 @@
 // RagdownFolder manages is shown read-only: its resource is where it changes (docs/cluster.md).
 import { api, q } from "./api.js";
 import { ask, h, toast } from "./dom.js";
+import { actions, checkbox, HOOK_FIELDS, input, numberOf, row } from "./settings-form.js";
 import { state } from "./state.js";
 
-const number = (v) => (v === "" ? null : Number(v));
-
-// `refresh` shows the settings screen again after a save or a delete.
-export function folderSettings(folder, refresh) {
+// `refresh` shows the settings screen again after a save or a delete; `serverHook` holds the hook
+// values the server applies, which a field left empty here falls back to.
+export function folderSettings(folder, refresh, serverHook) {
   const id = (name) => `fs-${folder.name}-${name}`;
-  const field = (label, name, value, type = "text") => [h("label", { for: id(name) }, label),
-    h("input", { type, id: id(name), name, value: value ?? "", step: "any" })];
-  const check = (label, name, value) => h("label", { for: id(name) }, h("input", { type: "checkbox", id: id(name), name, checked: Boolean(value) }), ` ${label}`);
+  const text = (label, name, value, fallback, help) => row(id(name), label, input(id(name), name, "text", value, fallback), help);
+  const check = (label, name, value, help) => row(id(name), label, checkbox(id(name), name, value), help);
+  const hooks = HOOK_FIELDS.map(([key, label]) => row(id(key), label, input(id(key), key, "number", folder.hook[key], String(serverHook[key] ?? "")),
+    folder.hook[key] === undefined ? `Nothing saved for this folder: the server's ${serverHook[key]} applies.` : `Saved for this folder. Empty the field to use the server's ${serverHook[key]}.`));
   const managed = Boolean(folder.managed_by);
-  const form = h("form", { class: "editor", "aria-label": `Settings of ${folder.name}`, onsubmit: async (event) => {
+  const form = h("form", { class: "editor settings-form", "aria-label": `Settings of ${folder.name}`, onsubmit: async (event) => {
     event.preventDefault();
-    const data = new FormData(form);
-    const renamed = data.get("name").trim();
-    const change = {
-      title: data.get("title") || null,
-      mcp: data.get("mcp") === "on",
-      read_only: data.get("read_only") === "on",
-      disabled_tools: data.get("disabled_tools").split(",").map((t) => t.trim()).filter(Boolean),
-      hook: { top_k: number(data.get("top_k")), min_score: number(data.get("min_score")), min_ratio: number(data.get("min_ratio")), max_chars: number(data.get("max_chars")) },
-    };
-    if (renamed && renamed !== folder.name) change.name = renamed;
     try {
-      await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, change);
+      await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, changeOf(form, folder));
       state.folders = [];
       state.docs.clear();
+      await refresh(); // first, so that the toast comes with the screen that shows the change
       toast("Saved");
-      await refresh();
     } catch (error) {
       toast(error.message);
     }
   } },
   h("h3", {}, folder.title, managed ? ` · managed by ${folder.managed_by}` : ""),
   managed ? h("p", { class: "notice" }, `This folder belongs to ${folder.managed_by}: change it there (kubectl edit), not here.`) : null,
-  field("Name (renaming re-indexes the folder)", "name", folder.name),
-  field("Title", "title", folder.title),
-  check("MCP: agents can reach it", "mcp", folder.mcp),
-  check("Read-only for agents", "read_only", folder.read_only),
-  field("Tools turned off (comma-separated)", "disabled_tools", (folder.disabled_tools || []).join(", ")),
-  field("Hook: sections per prompt (top_k)", "top_k", folder.hook.top_k, "number"),
-  field("Hook: lowest similarity (min_score)", "min_score", folder.hook.min_score, "number"),
-  field("Hook: lowest share of the best hit (min_ratio)", "min_ratio", folder.hook.min_ratio, "number"),
-  field("Hook: most characters (max_chars)", "max_chars", folder.hook.max_chars, "number"),
-  h("div", { class: "toolbar" },
+  h("p", { class: "help" }, "Saved in the folder's .ragdown.json. An empty field saves nothing: the server's setting applies (shown in grey in the field)."),
+  text("Name", "name", folder.name, "", "Renaming re-indexes the folder."),
+  text("Title", "title", folder.title === folder.name ? "" : folder.title, folder.name, "Empty: the folder's name."),
+  check("MCP: agents can reach it", "mcp", folder.mcp, `At /mcp/${folder.name}; off, the folder is for people only.`),
+  check("Read-only for agents", "read_only", folder.read_only, "Agents get no write tools here."),
+  text("Tools turned off", "disabled_tools", (folder.disabled_tools || []).join(", "), "none", "Tool names, comma-separated (ragdown_write, ragdown_delete, …)."),
+  hooks,
+  actions(
     h("button", { class: "primary", type: "submit", disabled: managed }, "Save folder settings"),
     h("button", { type: "button", class: "danger", disabled: managed, onclick: () => deleteFolder(folder, refresh) }, "Delete folder")));
   return form;
+}
+
+// The form as PATCH /api/folders/<name> takes it: an empty hook field is null, which removes the
+// folder's own value (the server's applies again).
+function changeOf(form, folder) {
+  const data = new FormData(form);
+  const renamed = data.get("name").trim();
+  const hook = {};
+  for (const [key] of HOOK_FIELDS) hook[key] = numberOf(form.elements[key]);
+  const change = {
+    title: data.get("title").trim() || null,
+    mcp: data.get("mcp") === "on",
+    read_only: data.get("read_only") === "on",
+    disabled_tools: data.get("disabled_tools").split(",").map((t) => t.trim()).filter(Boolean),
+    hook,
+  };
+  if (renamed && renamed !== folder.name) change.name = renamed;
+  return change;
 }
 
 async function deleteFolder(folder, refresh) {

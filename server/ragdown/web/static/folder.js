@@ -1,9 +1,9 @@
 // A folder's screen: its recently changed documents, a new document, uploads, and how to connect an
 // agent to it.
 import { api } from "./api.js";
-import { $, ask, copy, h, plural, toast } from "./dom.js";
+import { $, ask, copy, fill, h, plural, toast } from "./dom.js";
 import { docHref, editHref } from "./links.js";
-import { renderSide } from "./side.js";
+import { mcpWhere, renderSide } from "./side.js";
 import { state } from "./state.js";
 
 export async function folderPage(name) {
@@ -11,15 +11,15 @@ export async function folderPage(name) {
   await renderSide(name);
   const folder = state.folders.find((f) => f.name === name);
   if (!folder) {
-    $("#main").replaceChildren(h("h1", {}, "No such folder"), h("p", {}, name));
+    fill($("#main"), h("h1", {}, "No such folder"), h("p", {}, name));
     return;
   }
   const docs = state.docs.get(name) || [];
   const recent = [...docs].sort((a, b) => b.mtime_ms - a.mtime_ms).slice(0, 12);
-  $("#main").replaceChildren(
+  fill($("#main"),
     h("h1", {}, folder.title),
     h("div", { class: "toolbar" },
-      h("span", { class: "path" }, folder.mcp ? `${location.origin}${folder.mcp_path}` : "human-only: agents cannot reach it"),
+      mcpWhere(folder, true),
       h("button", { onclick: () => newDocument(name) }, "New document"),
       h("label", { class: "button", for: "upload" }, "Upload"),
       h("input", { type: "file", id: "upload", accept: ".md,.markdown,.mdx", multiple: true, class: "sr-only", onchange: (event) => upload(name, event.target.files) }),

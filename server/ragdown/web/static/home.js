@@ -1,21 +1,20 @@
 // The first screen: every folder, a new one, and the Markdown lying outside every folder.
 import { api, q } from "./api.js";
-import { $, ask, h, plural, toast } from "./dom.js";
+import { $, ask, fill, h, plural, toast } from "./dom.js";
 import { folderHref } from "./links.js";
-import { loadFolders, renderSide } from "./side.js";
+import { mcpWhere, renderSide } from "./side.js";
 import { state } from "./state.js";
 
 export async function home() {
-  const data = await loadFolders();
-  await renderSide(null);
+  const data = await renderSide(null);
   const main = $("#main");
   const rows = state.folders.map((folder) => h(
     "li", {},
     h("a", { href: folderHref(folder.name) }, folder.title),
     h("span", { class: "count" }, `${plural(folder.files, "document")}, ${plural(folder.chunks, "section")}`),
-    folder.mcp ? h("span", { class: "chip" }, folder.mcp_path) : h("span", { class: "chip" }, "human-only"),
+    mcpWhere(folder),
   ));
-  main.replaceChildren(
+  fill(main,
     h("h1", {}, "Folders"),
     rows.length ? h("ul", { class: "folders" }, rows) : h("p", { class: "empty" }, "No folders yet: a folder is a directory at the top of the docs dir."),
     h("div", { class: "toolbar" }, h("button", { onclick: newFolder }, "New folder")),

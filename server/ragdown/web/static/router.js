@@ -2,7 +2,7 @@
 // `#/`, `#/folder/<name>`, `#/doc/<path>[?line=N][#heading]`, `#/edit/<path>`,
 // `#/search/<folder>?q=…[&tag=…]`, `#/settings`.
 import { docPage } from "./doc.js";
-import { $, h } from "./dom.js";
+import { $, fill, h, typing } from "./dom.js";
 import { editPage } from "./editor.js";
 import { folderPage } from "./folder.js";
 import { home } from "./home.js";
@@ -27,6 +27,7 @@ function parse() {
 export async function route() {
   // Without a session the first call answers 401, which shows the sign-in; a server on a trusted
   // network (SECURE_LOCAL_NET) asks for none.
+  let signedIn = true;
   try {
     // Inside the try: a stray `%` in a path is a URL no screen can show.
     const { parts, params, anchor } = parse();
@@ -38,7 +39,12 @@ export async function route() {
     else if (screen === "settings") await settingsPage();
     else await home();
   } catch (error) {
-    if (error.status !== 401) $("#main").replaceChildren(h("h1", {}, "Something went wrong"), h("p", { class: "error" }, error.message));
+    signedIn = error.status !== 401;
+    if (signedIn) fill($("#main"), h("h1", {}, "Something went wrong"), h("p", { class: "error" }, error.message));
   }
-  $("#main").focus({ preventScroll: true });
+  // Settings and Sign out mean nothing before the sign-in (index.html starts with them hidden).
+  $("#bar-links").hidden = !signedIn;
+  // The screen takes the focus (for a screen reader, and so that Tab starts there), unless the person
+  // is typing in a field meanwhile (the search box after `/`, the editor's text, the token).
+  if (!typing()) $("#main").focus({ preventScroll: true });
 }

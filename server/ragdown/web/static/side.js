@@ -1,6 +1,6 @@
 // The side bar: the folders with their MCP switches, and the open folder's documents as a tree.
 import { api, q } from "./api.js";
-import { $, h, toast } from "./dom.js";
+import { $, fill, h, toast } from "./dom.js";
 import { docHref, folderHref } from "./links.js";
 import { state } from "./state.js";
 
@@ -17,6 +17,17 @@ async function loadDocs(folder) {
   return data.docs;
 }
 
+// Where agents reach a folder, as the Folders screen (`long` false) and a folder's screen show it; the
+// switch below rewrites every one on the screen when it turns MCP on or off.
+export function mcpWhere(folder, long = false) {
+  return h("span", { class: long ? "path" : "chip", "data-mcp": folder.name, "data-long": long }, mcpText(folder, long));
+}
+
+function mcpText(folder, long) {
+  if (!folder.mcp) return long ? "human-only: agents cannot reach it" : "human-only";
+  return long ? `${location.origin}${folder.mcp_path}` : folder.mcp_path;
+}
+
 function mcpSwitch(folder) {
   const box = h("input", {
     type: "checkbox",
@@ -27,6 +38,10 @@ function mcpSwitch(folder) {
       try {
         const data = await api("PATCH", `/api/folders/${encodeURIComponent(folder.name)}`, { mcp: box.checked });
         folder.mcp = data.folder.mcp;
+        folder.mcp_path = data.folder.mcp_path;
+        for (const shown of document.querySelectorAll("[data-mcp]")) {
+          if (shown.dataset.mcp === folder.name) shown.textContent = mcpText(folder, shown.hasAttribute("data-long"));
+        }
         toast(folder.mcp ? `MCP on: ${data.folder.mcp_path}` : "MCP off");
       } catch (error) {
         box.checked = folder.mcp;
@@ -61,9 +76,10 @@ function tree(docs, current) {
 }
 
 // The bar for a screen: with `folderName`, that folder's documents too (`current` marked) and the
-// search box, which then searches it.
+// search box, which then searches it. The folders are fetched afresh for each screen, so that their
+// counts follow a document just made or deleted; the answer is returned (home.js shows the rest).
 export async function renderSide(folderName, current) {
-  if (!state.folders.length) await loadFolders();
+  const data = await loadFolders();
   const side = $("#side");
   const items = state.folders.map((folder) => h(
     "li", {},
@@ -71,7 +87,7 @@ export async function renderSide(folderName, current) {
     h("span", { class: "count" }, String(folder.files)),
     mcpSwitch(folder),
   ));
-  side.replaceChildren(h("h2", {}, "Folders"), h("ul", { class: "folders" }, items));
+  fill(side, h("h2", {}, "Folders"), h("ul", { class: "folders" }, items));
   if (folderName) {
     const docs = state.docs.get(folderName) || (await loadDocs(folderName));
     side.append(h("h2", {}, "Documents"), docs.length ? tree(docs, current) : h("p", { class: "empty" }, "No documents yet."));
@@ -79,4 +95,5 @@ export async function renderSide(folderName, current) {
   const search = $("#search-form");
   search.hidden = !folderName;
   state.folder = folderName;
+  return data;
 }

@@ -1,12 +1,13 @@
 // Sign-in (docs/web.md#sign-in): the admin token is sent once and becomes an HttpOnly session cookie
 // the server sets, which no script, this page's included, can read.
-import { $, h } from "./dom.js";
+import { $, fill, h } from "./dom.js";
 import { route } from "./router.js";
 import { state } from "./state.js";
 
 export function showLogin(message) {
-  $("#side").replaceChildren();
+  fill($("#side"));
   $("#search-form").hidden = true;
+  $("#bar-links").hidden = true;
   const input = h("input", { type: "password", id: "token", autocomplete: "current-password", required: true });
   const form = h(
     "form",
@@ -33,7 +34,7 @@ export function showLogin(message) {
     h("button", { class: "primary", type: "submit" }, "Sign in"),
     h("p", { class: "empty" }, "The token is sent once; the server keeps this browser signed in for 12 hours, or until Sign out."),
   );
-  $("#main").replaceChildren(form);
+  fill($("#main"), form);
   input.focus();
 }
 

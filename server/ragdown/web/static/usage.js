@@ -1,7 +1,9 @@
 // The settings screen's usage section, from the query log (docs/web.md): how often the hook added
-// context, the searches that found nothing good enough, the documents read most.
+// context, the searches that found nothing good enough, the documents read most, and charts of
+// those per day.
 import { api } from "./api.js";
-import { ask, describe, h, plural, toast } from "./dom.js";
+import { barChart, shareChart } from "./charts.js";
+import { $, ask, describe, h, plural, toast } from "./dom.js";
 import { docHref } from "./links.js";
 
 // `refresh` shows the settings screen again once the log is emptied.
@@ -11,8 +13,9 @@ export function usageSection(usage, refresh) {
   const gaps = summary.gaps.map((gap) => h("li", {}, h("strong", {}, gap.query), ` · ${gap.folder || "every folder"} · ${plural(gap.count, "time")} · best ${gap.best === null ? "nothing found" : gap.best.toFixed(2)}`));
   const reads = summary.most_read.map((read) => h("li", {}, h("a", { href: docHref(read.path) }, read.path), ` · ${plural(read.reads, "read")}, ${read.after_search} after a search`));
   return h("section", { "aria-label": "Usage" }, h("h2", {}, "Usage"),
-    usage.enabled ? null : h("p", { class: "notice" }, "The query log is off (RAGDOWN_QUERY_LOG=true turns it on); what it holds from before is shown."),
+    usage.enabled ? null : logOff(),
     describe([["searches", summary.searches], ["hook added context", rate], ["documents read", summary.reads]]),
+    dayCharts(summary.days || []),
     h("h3", {}, "Gaps: searches that found nothing good enough"),
     gaps.length ? h("ul", {}, gaps) : h("p", { class: "empty" }, "None."),
     h("h3", {}, "Most read"),
@@ -27,4 +30,31 @@ export function usageSection(usage, refresh) {
         toast(error.message);
       }
     } }, "Empty the query log"));
+}
+
+// The log is turned on by the server settings' checkbox above; the variable is the deployment's way.
+function logOff() {
+  const show = () => {
+    const box = $('input[name="query_log"]');
+    if (!box) return;
+    box.scrollIntoView({ block: "center" });
+    box.focus();
+  };
+  return h("p", { class: "notice" }, "The query log is off, so nothing new is counted: turn on ",
+    h("button", { type: "button", class: "link", onclick: show }, "Keep the query log"),
+    " in the server settings above (RAGDOWN_QUERY_LOG=true does it for a whole deployment). What it holds from before is shown.");
+}
+
+// Searches, hook calls and their gaps per UTC day, oldest first, as the server counted them.
+function dayCharts(days) {
+  if (!days.length) return null;
+  const searches = days.map((d) => ({ day: d.day, total: d.searches, gap: d.gaps }));
+  const hooks = days.map((d) => ({ day: d.day, total: d.hook_calls, gap: d.hook_empty }));
+  const foundNothing = "found nothing good enough";
+  const addedNothing = "added nothing";
+  return [h("h3", {}, `The last ${days.length} days (UTC)`),
+    h("div", { class: "charts" },
+      barChart("Searches per day", searches, { noun: ["search", "searches"], good: "found something", gap: foundNothing }),
+      barChart("Hook calls per day", hooks, { noun: ["hook call", "hook calls"], good: "added context", gap: addedNothing }),
+      shareChart("Gaps per day", [[`searches that ${foundNothing}`, searches, "searches"], [`hook calls that ${addedNothing}`, hooks, "hook calls"]]))];
 }

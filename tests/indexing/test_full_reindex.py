@@ -1,0 +1,73 @@
+"""A full re-index as the docs describe it (docs/tools.md#ragdown_reindex, docs/design.md#meta-and-rebuilds):
+it rebuilds from every file reusing the vectors the index holds, the tool says so, and a rebuild the
+user asked for is not reported as a warning; one nobody asked for warns once."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.indexing.embedders.base import Embedder
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.serving import folder_tools
+
+
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\n## Steps\n\nRestart service {n}.\n", "utf-8")
+    return folder
+
+
+def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def open_engine(folder: Path, data: Path, embedder: Embedder) -> Engine:
+    return Engine(folder, data, embedder, source="hash", watch=False)
+
+
+def test_a_full_reindex_reuses_every_vector_and_warns_of_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = open_engine(docs(tmp_path), tmp_path / "data", HashEmbedder())
+    try:
+        first = engine.sync()
+        with caplog.at_level(logging.INFO, logger="ragdown"):
+            rebuilt = engine.sync(full=True)
+    finally:
+        engine.close()
+    assert rebuilt.chunks == first.chunks > 0
+    assert rebuilt.reused == rebuilt.chunks  # nothing embedded again
+    assert warnings(caplog) == []
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("a full rebuild was asked for" in message for message in logged)  # at info
+
+
+def test_a_rebuild_nobody_asked_for_warns_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = docs(tmp_path)
+    first = open_engine(folder, tmp_path / "data", HashEmbedder())
+    try:
+        first.sync()
+    finally:
+        first.close()
+    with caplog.at_level(logging.INFO, logger="ragdown"):
+        second = open_engine(folder, tmp_path / "data", HashEmbedder(dim=64))  # another model
+        try:
+            report = second.sync()
+        finally:
+            second.close()
+    assert report.reused == 0  # another model never reuses a vector
+    assert warnings(caplog) == [
+        "rebuilding the index beside the current one: the embedder changed from hash-384 to hash-64"
+    ]
+
+
+def test_the_tool_says_full_reuses_vectors() -> None:
+    description = folder_tools.ragdown_reindex.__doc__ or ""
+    assert "re-embed everything" not in description
+    assert "reusing the vectors" in description
