@@ -1,6 +1,6 @@
 """The Usage section's charts in Chromium (docs/web.md#usage-charts): searches, hook calls and their gaps
 per day as inline SVG whose accessible names carry the numbers, in the page's light and dark colours;
-and the notice of a log that is off, which leads to the checkbox that turns it on."""
+and the notice of a log that is off, which leads to the field that turns it on."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_the_charts_show_each_days_searches_hook_calls_and_gaps(
     usage.locator(".charts").screenshot(path=shots / "usage-charts-phone.png")
 
 
-def test_with_the_log_off_the_notice_leads_to_its_checkbox(page: Page, served: Served) -> None:
+def test_with_the_log_off_the_notice_leads_to_its_field(page: Page, served: Served) -> None:
     sign_in(page)
     page.get_by_role("link", name="Settings").click()
     usage = page.get_by_role("region", name="Usage")

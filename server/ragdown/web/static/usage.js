@@ -32,17 +32,18 @@ export function usageSection(usage, refresh) {
     } }, "Empty the query log"));
 }
 
-// The log is turned on by the server settings' checkbox above; the variable is the deployment's way.
+// The server settings' "Keep the query log" field above turns the log on; the variable is the
+// deployment's way.
 function logOff() {
   const show = () => {
-    const box = $('input[name="query_log"]');
+    const box = $('[name="query_log"]');
     if (!box) return;
     box.scrollIntoView({ block: "center" });
     box.focus();
   };
-  return h("p", { class: "notice" }, "The query log is off, so nothing new is counted: turn on ",
+  return h("p", { class: "notice" }, "The query log is off, so nothing new is counted: set ",
     h("button", { type: "button", class: "link", onclick: show }, "Keep the query log"),
-    " in the server settings above (RAGDOWN_QUERY_LOG=true does it for a whole deployment). What it holds from before is shown.");
+    " to On in the server settings above (RAGDOWN_QUERY_LOG=true does it for a whole deployment). What it holds from before is shown.");
 }
 
 // Searches, hook calls and their gaps per UTC day, oldest first, as the server counted them.
