@@ -183,7 +183,13 @@ def test_an_unauthorized_answer_says_whether_the_token_was_missing() -> None:
     assert Unauthorized().challenge == 'Bearer realm="ragdown"'
     unknown = Unauthorized(missing=False)
     assert str(unknown).startswith("Unauthorized: the bearer token is not one this server knows")
-    assert unknown.challenge == 'Bearer realm="ragdown", error="invalid_token"'
+    assert unknown.challenge == (
+        'Bearer realm="ragdown", error="invalid_token", error_description="the bearer token is not one '
+        'this server knows (check it, and that it is for this route)"'
+    )
+    # The reason is a quoted parameter: a quote or a backslash in it cannot end it early.
+    odd = Unauthorized('say "hi" \\ there', missing=False)
+    assert odd.challenge.endswith("error_description=\"say 'hi' / there\"")
 
 
 def test_the_web_ui_codes_are_made_from_the_servers() -> None:

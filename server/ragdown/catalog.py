@@ -16,10 +16,10 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash, short_hash
 from ragdown.documents.headings import heading_range_in_lines
-from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.documents.links import LinkIndex, Resolved, resolve_wikilink
 from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.documents.paths import check_path, is_markdown, shown
-from ragdown.errors import BadRequestError, NotFoundError
+from ragdown.errors import BadRequestError, ConflictError, NotFoundError
 from ragdown.folders.scope import Scope
 from ragdown.indexing.store import ChunkStore
 from ragdown.search.hit_shapes import changed_date
@@ -228,14 +228,60 @@ def _by_name(
     index = LinkIndex.of_folder({p: e.aliases for p, e in entries.items()}, prefix)
     resolved = resolve_wikilink(index, path)
     found = prefix + resolved.path if resolved else None
+    if resolved is None:
+        titled = by_title(entries.values(), scope, path)
+        if titled is not None:
+            found, anchor = titled
+            resolved = Resolved(found[len(prefix) :], anchor)
     data = None
     if found is not None and scope.contains(found) and is_markdown(found):
         data = files.read_file(docs, found.split("/"))
     if resolved is None or found is None or data is None:
         raise NotFoundError(
-            f"no such document: {shown(path)} (not a path, and no document by that name or alias)"
+            f"no such document: {shown(path)} (not a path, and no document by that name, alias or title)"
         )
     return data, found, resolved.anchor
+
+
+# How many of the documents sharing a title a refusal names.
+AMBIGUOUS_SHOWN = 10
+BREADCRUMB = " › "
+
+
+def by_title(entries: Iterable[DocEntry], scope: Scope, target: str) -> tuple[str, str | None] | None:
+    """The document inside `scope` whose title `target` names, and the heading it names, as
+    `ragdown_read_doc` resolves a name that is no path, file name or alias
+    (docs/tools.md#ragdown_read_doc): `Title`, `Title#Heading`, or a hit's breadcrumb
+    `Title › … › Heading`; trimmed and case-insensitive. A title several documents share is refused
+    (409), naming them, rather than guessed."""
+    text = target.strip().removeprefix("!")
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2]
+    text = text.split("|", 1)[0].strip()
+    readings: list[tuple[str, str | None]] = [(text, None)]
+    name, hash_sign, heading = text.partition("#")
+    if hash_sign:
+        readings.append((name, heading))
+    if BREADCRUMB in text:
+        first, *_, last = text.split(BREADCRUMB)
+        readings.append((first, last))
+    inside = [e for e in entries if scope.contains(e.path) and is_markdown(e.path)]
+    for title, anchor in readings:
+        wanted = title.strip().casefold()
+        if not wanted:
+            continue
+        matches = sorted(e.path for e in inside if e.title.strip().casefold() == wanted)
+        if len(matches) > 1:
+            shown_paths = ", ".join(scope.relative(p) for p in matches[:AMBIGUOUS_SHOWN])
+            more = f" and {len(matches) - AMBIGUOUS_SHOWN} more" if len(matches) > AMBIGUOUS_SHOWN else ""
+            raise ConflictError(
+                f"{_json(title.strip())} is the title of {len(matches)} documents ({shown_paths}{more}): "
+                "read one by its path"
+            )
+        if matches:
+            kept = anchor.strip() if anchor is not None else None
+            return matches[0], kept if kept and not kept.startswith("^") else None
+    return None
 
 
 def _line_range(

@@ -137,7 +137,14 @@ class Unauthorized(Refusal):
 
     @property
     def challenge(self) -> str:
-        return 'Bearer realm="ragdown"' if self.missing else 'Bearer realm="ragdown", error="invalid_token"'
+        """RFC 6750's challenge: no error for a request without a token; for a token the server does
+        not know, `invalid_token` and the reason as `error_description` (quotes and backslashes
+        dropped, as the parameter cannot hold them unescaped). Never `resource_metadata` or `scope`,
+        which would tell a client that OAuth is on offer (docs/security.md#bearer-tokens-not-oauth)."""
+        if self.missing:
+            return 'Bearer realm="ragdown"'
+        reason = self.message.removeprefix("Unauthorized: ").replace('"', "'").replace("\\", "/")
+        return f'Bearer realm="ragdown", error="invalid_token", error_description="{reason}"'
 
 
 class ForbiddenError(Refusal):

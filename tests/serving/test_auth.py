@@ -85,10 +85,11 @@ async def test_a_folders_own_token_reaches_that_folder_only(make_served: Callabl
             return http.post(path, json=LIST, headers={**MCP_HEADERS, **bearer(token)}).status_code
 
         assert status("/mcp/ops", TEAM_TOKEN) == 200
-        # Another team's folder, and a folder with tokens of its own for the shared token, answer as
-        # a missing folder does: a token learns nothing of folders it cannot use.
+        # Another team's folder answers as a missing folder does: a team's token learns nothing of
+        # folders it cannot use. The shared token is told the folder takes its own tokens only
+        # (tests/serving/test_own_tokens_refusal.py).
         assert status("/mcp/team", TEAM_TOKEN) == 404
-        assert status("/mcp/ops", TOKEN) == 404
+        assert status("/mcp/ops", TOKEN) == 403
         missing = http.post("/mcp/nothing", json=LIST, headers={**MCP_HEADERS, **bearer(TEAM_TOKEN)})
         other = http.post("/mcp/team", json=LIST, headers={**MCP_HEADERS, **bearer(TEAM_TOKEN)})
         assert other.content == missing.content

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -92,13 +92,15 @@ def _fix(text: str, old_text: str, *, first: bool) -> str:
 
 
 def nearest_passage(text: str, old_text: str) -> Passage | None:
-    """The passage an `old_text` that matched nothing most likely meant, in four tries:
+    """The passage an `old_text` that matched nothing most likely meant, in five tries:
 
     1. the same words, spaced differently;
     2. the same words ignoring case, spaced differently;
     3. the run of words most like `old_text`'s (a word changed, added or dropped; case ignored),
        when at least 60 % of them agree;
-    4. as many lines as `old_text` has, from the first line equal (trimmed) to its trimmed first line.
+    4. as many lines as `old_text` has, from the first line equal (trimmed) to its trimmed first line;
+    5. try 3 again on normalised words: split at punctuation and hyphens as well as spaces, case
+       ignored, a plural's ending dropped (`pg dump credential` finds `pg-dump credentials`).
     """
     words = old_text.split()
     if not words:
@@ -106,9 +108,9 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
     spaced = _spaced(text, words, ignore_case=False) or _spaced(text, words, ignore_case=True)
     if spaced:
         return _passage(text, *spaced)
-    similar = _similar_run(text, words)
+    similar = _similar_run(text, [word.casefold() for word in words], _TOKEN_RE, str.casefold)
     if similar is not None:
-        return similar
+        return _passage(text, *similar)
 
     old_lines = old_text.strip().split("\n")
     first_line = old_lines[0].strip()
@@ -117,7 +119,9 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
         if line.strip() == first_line:
             passage = lines[index : index + len(old_lines)]
             return Passage(index + 1, index + len(passage), "\n".join(passage))
-    return None
+    normalised = [_normal_word(m.group()) for m in _WORD_RE.finditer(old_text)]
+    found = _similar_run(text, normalised, _WORD_RE, _normal_word)
+    return None if found is None else _passage(text, *_whole_words(text, *found))
 
 
 SIMILAR_SHARE = 0.6
@@ -125,6 +129,35 @@ SIMILAR_CANDIDATES = 20
 SIMILAR_MAX_WORDS = 1_000  # difflib's comparison is quadratic in the words: longer old_texts skip it
 SPACED_TRIES = 64  # places a case-insensitive spaced match is tried at, at most
 _TOKEN_RE = re.compile(r"\S+")
+Token = tuple[int, int, str]  # start and end offsets in the text, the word as compared
+# A word as try 5 compares them: letters and digits, so `pg-dump`, `pg_dump` and `pg dump` agree.
+_WORD_RE = re.compile(r"[^\W_]+")
+_PLURAL_ES = ("sses", "shes", "ches", "xes", "zes")
+
+
+def _normal_word(word: str) -> str:
+    """A word casefolded, without a plural's ending (`credentials`, `boxes`, `policies`); the same
+    rule on both sides is all it needs to be, so a singular that looks plural (`this`) is cut too."""
+    folded = word.casefold()
+    if len(folded) <= 3:
+        return folded
+    if folded.endswith("ies"):
+        return folded[:-3] + "y"
+    if folded.endswith(_PLURAL_ES):
+        return folded[:-2]
+    if folded.endswith("s") and not folded.endswith("ss"):
+        return folded[:-1]
+    return folded
+
+
+def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """`text[start:end]` grown to the whitespace around it, so a word is never offered cut in two
+    (`` `pg-dump` credentials. ``, not `` pg-dump` credentials ``)."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return start, end
 
 
 def _spaced(text: str, words: list[str], *, ignore_case: bool) -> tuple[int, int] | None:
@@ -209,14 +242,17 @@ def _passage(text: str, start: int, end: int) -> Passage:
     return Passage(first, first + text.count("\n", start, end), text[start:end])
 
 
-def _similar_run(text: str, words: list[str]) -> Passage | None:
-    """The run of the text's words most like `words` (case ignored), of their length or one more or
-    less. A sliding count of shared words keeps this linear in the document; only the best few runs
-    are then compared in order (difflib)."""
-    wanted = [word.casefold() for word in words]
+def _similar_run(
+    text: str, wanted: list[str], pattern: re.Pattern[str], fold: Callable[[str], str]
+) -> tuple[int, int] | None:
+    """Where the run of the text's words (`pattern`'s matches, each `fold`ed as `wanted`'s words are)
+    most like `wanted` starts and ends, of its length or one more or less. A sliding count of shared
+    words keeps this linear in the document; only the best few runs are then compared in order
+    (difflib)."""
     if len(wanted) < 2 or len(wanted) > SIMILAR_MAX_WORDS:
         return None  # one word that differs is no hint at all; thousands are compared by lines
-    tokens = [(match.start(), match.end(), match.group().casefold()) for match in re.finditer(r"\S+", text)]
+    tokens = [(match.start(), match.end(), fold(match.group())) for match in pattern.finditer(text)]
+    work.read(len(text))
     best = _best_run(tokens, wanted)
     if best is None:
         return None
@@ -229,10 +265,7 @@ def _similar_run(text: str, words: list[str]) -> Passage | None:
         first, size = first - grow, size + grow
     if codes[-1][0] == "delete":
         size = min(size + codes[-1][2] - codes[-1][1], len(tokens) - first)
-    return _passage(text, tokens[first][0], tokens[first + size - 1][1])
-
-
-Token = tuple[int, int, str]  # start and end offsets in the text, the word casefolded
+    return tokens[first][0], tokens[first + size - 1][1]
 
 
 def _shared_runs(tokens: list[Token], wanted: list[str]) -> list[tuple[int, int, int]]:

@@ -21,6 +21,11 @@ from ragdown.folders.registry import Folder, token_digest
 from ragdown.settings import ServerSettings
 
 Role = Literal["admin", "agent", "folder"]
+# What the agents' token is told at a folder with tokens of its own (docs/security.md#tenants).
+OWN_TOKENS_ONLY = (
+    "this folder takes its own tokens only, and the agents' token (RAGDOWN_TOKEN) is not one of them: "
+    "send one of the folder's tokens (its `tokens`, given by whoever runs the server) or the admin token"
+)
 
 
 def unauthorized(header: str | None) -> Unauthorized:

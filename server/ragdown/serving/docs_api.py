@@ -20,6 +20,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.documents import files
+from ragdown.documents.chunks import breadcrumb
 from ragdown.documents.files import Root
 from ragdown.documents.hashes import file_hash
 from ragdown.documents.links import LinkIndex, resolve_wikilink
@@ -231,6 +232,9 @@ def search_json(engine: Engine, folder: str, query: str, tag: str, top_k: int) -
     for hit in hits:
         data = hit_json(hit)
         data["path"] = f"{name}/{hit.path}"
+        # What the page names a hit by: the document's title and the heading path, as the tools' text
+        # and the hook give it (a document with no H1 has a heading path without its title).
+        data["breadcrumb"] = breadcrumb(hit.title, hit.heading)
         data["snippet"] = plain_text(hit.text)
         found.append(data)
     return {"hits": found}

@@ -150,7 +150,9 @@ def ragdown_recall(
 @TOOLS.tool(READ)
 def ragdown_read_doc(
     at: Reach,
-    path: Annotated[str, Field(min_length=1, description="a path, or a wikilink target like Note#Heading")],
+    path: Annotated[
+        str, Field(min_length=1, description="a path, a wikilink target like Note#Heading, or a title")
+    ],
     start_line: Annotated[int | None, Field(ge=1)] = None,
     end_line: Annotated[int | None, Field(ge=1)] = None,
 ) -> str:

@@ -24,11 +24,19 @@ from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import check_path, is_skipped_entry
 from ragdown.engine import Engine
-from ragdown.errors import RagdownError, Refusal
+from ragdown.errors import ForbiddenError, RagdownError, Refusal
 from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope as DocScope
 from ragdown.serving.admission import CALL_NOTES, Admission, CallNotes
-from ragdown.serving.auth import ADMIN, CALLER, Access, caller_label, identify, unauthorized
+from ragdown.serving.auth import (
+    ADMIN,
+    CALLER,
+    OWN_TOKENS_ONLY,
+    Access,
+    caller_label,
+    identify,
+    unauthorized,
+)
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
 from ragdown.serving.replies import error_reply
@@ -172,6 +180,7 @@ class McpRoutes:
                     forward=self.forward,
                     reaches=access.reaches,
                     can_create=access.role != "folder",
+                    agents_token=access.role == "agent",
                     caller=f"{access.role}:{access.digest}",
                     metrics=metrics,
                 )
@@ -231,6 +240,9 @@ class McpRoutes:
         if server is None and self._unknown(access):
             await send_error(send, unauthorized(authorization))  # a token no folder takes
             return
+        if server is None and self._own_tokens_only(access, segments):
+            await send_error(send, ForbiddenError(OWN_TOKENS_ONLY))
+            return
         if server is None:
             await send_json(send, 404, NOT_FOUND_FOLDER)
             return
@@ -269,6 +281,19 @@ class McpRoutes:
         finally:
             CALLER.reset(called)
             CALL_NOTES.reset(token)
+
+    def _own_tokens_only(self, access: Access, segments: list[str] | None) -> bool:
+        """Whether the agents' token names a folder with MCP on that takes its own tokens only: it is
+        told so (403), where a missing folder answers 404. A credential of the server that reaches
+        some folder may learn that much; the agents' token where every folder has tokens of its own
+        reaches none, and gets the 404 of a missing folder, as a folder token does at another team's
+        folder. The sub-path is not looked at, so nothing is told of what lies inside the folder."""
+        if access.role != "agent" or not segments:
+            return False
+        found = read_folder(self.engine.docs_dir, segments[0])
+        if found is None or not found.mcp or not found.token_digests:
+            return False
+        return any(access.reaches(f) for f in self._mcp_folders())
 
     def _unknown(self, access: Access) -> bool:
         """A token that is neither the server's nor any MCP folder's own."""

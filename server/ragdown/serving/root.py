@@ -20,6 +20,7 @@ from ragdown.folders.registry import Folder, list_folders, read_folder
 from ragdown.folders.scope import Scope
 from ragdown.scoped_changes import Place
 from ragdown.serving.admission import Admission
+from ragdown.serving.auth import OWN_TOKENS_ONLY
 from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
@@ -52,6 +53,8 @@ class RootEndpoint:
     can_create: bool = True
     # The caller kind (serving/auth.py): the root hook's session memory is its own per kind.
     caller: str = ""
+    # The agents' token: told that a folder takes its own tokens only, as on /mcp/<folder>.
+    agents_token: bool = False
     # Counts every call (docs/cluster.md#server-metrics); a call naming a folder counts its search there.
     metrics: Metrics | None = None
 
@@ -63,9 +66,16 @@ class RootEndpoint:
             if f.mcp and self.reaches(f) and (tool is None or tool not in f.disabled_tools)
         ]
 
+    def _own_tokens_only(self, found: Folder) -> bool:
+        """The rule of McpRoutes._own_tokens_only: the agents' token, reaching some folder, names
+        one with tokens of its own (docs/security.md#tenants)."""
+        return self.agents_token and bool(found.token_digests) and bool(self.folders())
+
     def endpoint(self, name: str) -> Endpoint:
         """The folder `name` as its own `/mcp/<name>` serves it, with its own switches added."""
         found = read_folder(self.engine.docs_dir, name)
+        if found is not None and found.mcp and not self.reaches(found) and self._own_tokens_only(found):
+            raise ForbiddenError(OWN_TOKENS_ONLY)
         if found is None or not found.mcp or not self.reaches(found):
             raise NotFoundError(f'no folder with MCP turned on named "{shown(name)}"')
         return Endpoint(

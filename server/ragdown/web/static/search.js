@@ -40,7 +40,7 @@ export async function searchPage(folder, params) {
   // `snippet` is the hit's text as a reader sees it, without the Markdown's syntax (docs/web.md#search).
   const list = h("ol", { class: "hits" }, hits.map((hit) => h(
     "li", {},
-    h("a", { href: docHref(hit.path, `?line=${hit.line_start}`) }, hit.heading || hit.title),
+    h("a", { href: docHref(hit.path, `?line=${hit.line_start}`) }, hit.breadcrumb),
     h("div", { class: "where" }, `${hit.path}:${hit.line_start}–${hit.line_end} · similarity ${hit.similarity.toFixed(2)}`),
     highlighted((hit.snippet ?? hit.text).slice(0, 600), query),
   )));
