@@ -120,7 +120,8 @@ class FilterError(BadRequestError, ValueError):
 
 class Unauthorized(Refusal):
     """401, saying whether the token was `missing` or not one this server knows; the reply carries
-    `WWW-Authenticate: Bearer` (without it standard clients assume OAuth and say something else)."""
+    `WWW-Authenticate: Bearer` (without it standard clients assume OAuth and say something else).
+    The MCP routes answer a wrong token 403 instead (serving/auth.unknown_token)."""
 
     status = 401
     missing = True

@@ -213,8 +213,8 @@ def test_the_helm_test_passes_against_a_real_server(render: Render, served: str)
 @pytest.mark.parametrize(
     ("folder", "token", "said"),
     [
-        ("runbooks", "not-the-token", "401"),
-        ("", "not-the-token", "401"),  # a fresh install still proves the token
+        ("runbooks", "not-the-token", "403"),
+        ("", "not-the-token", "403"),  # a fresh install still proves the token
         ("private", "agents-token", "404"),  # human-only: no MCP to list
     ],
     ids=["wrong-token", "wrong-token-no-folder", "human-only-folder"],

@@ -32,7 +32,7 @@ EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
 SECRETS = f"/api/v1/namespaces/{NAMESPACE}/secrets"
 # The tests' own calls to the emulated API say so, to be told apart from the operator's.
 TESTS_AGENT = "ragdown-tests"
-# A raw MCP request, for checking who a route answers (200) and who it refuses (401/404).
+# A raw MCP request, for checking who a route answers (200) and who it refuses (401/403/404).
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

@@ -237,7 +237,7 @@ async def test_team_tokens_come_from_secrets_close_the_folder_to_the_shared_toke
 
         await eventually(rotated, "the rotated token to reach the folder")
         assert await reaches(w, "work", ROTATED) == 200
-        assert await reaches(w, "work", TEAM_A) == 401  # a token no folder takes any more
+        assert await reaches(w, "work", TEAM_A) == 403  # a token no folder takes any more
         await w.event_reasons("work", "SettingsApplied")
 
         # The Secret deleted: fail closed, keeping the tokens last applied (never the shared token).

@@ -94,9 +94,10 @@ async def test_a_folders_own_token_reaches_that_folder_only(make_served: Callabl
         other = http.post("/mcp/team", json=LIST, headers={**MCP_HEADERS, **bearer(TEAM_TOKEN)})
         assert other.content == missing.content
         assert status("/mcp/team", TOKEN) == 200
-        assert status("/mcp/ops", "a-token-nobody-has") == 401
-        assert status("/mcp/team", "a-token-nobody-has") == 401
-        assert status("/mcp", "a-token-nobody-has") == 401
+        # A token no folder takes: 403, never the 401 that sends MCP clients off to OAuth.
+        assert status("/mcp/ops", "a-token-nobody-has") == 403
+        assert status("/mcp/team", "a-token-nobody-has") == 403
+        assert status("/mcp", "a-token-nobody-has") == 403
     async with served.mcp("/mcp", token=TEAM_TOKEN) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         folders = await client.call_tool("ragdown_folders", {})
@@ -274,10 +275,16 @@ def test_sync_failures_are_shown_only_where_the_caller_can_look(
     assert '\\"failed\\":[]' in answer.text
 
 
-def test_a_token_nobody_has_is_401_at_bare_mcp_too(served: Served) -> None:
-    """Root /mcp is off here: a known token is told to pick a folder, an unknown one is refused."""
+def test_a_token_nobody_has_is_403_at_bare_mcp_too(served: Served) -> None:
+    """Root /mcp is off here: a known token is told to pick a folder, an unknown one is refused as on
+    /mcp/<folder> (403 without a challenge), a request without a token asked for one (401)."""
     with httpx.Client(base_url=served.url, timeout=30) as http:
         known = http.post("/mcp", json=LIST, headers={**MCP_HEADERS, **bearer(TOKEN)})
         unknown = http.post("/mcp", json=LIST, headers={**MCP_HEADERS, **bearer("a-token-nobody-has")})
+        at_folder = http.post("/mcp/ops", json=LIST, headers={**MCP_HEADERS, **bearer("a-token-nobody-has")})
+        missing = http.post("/mcp", json=LIST, headers=MCP_HEADERS)
     assert (known.status_code, known.json()) == (404, {"error": "Pick a folder: /mcp/<folder>"})
-    assert unknown.status_code == 401
+    assert unknown.status_code == 403
+    assert "www-authenticate" not in unknown.headers
+    assert unknown.content == at_folder.content
+    assert (missing.status_code, missing.headers["www-authenticate"]) == (401, 'Bearer realm="ragdown"')

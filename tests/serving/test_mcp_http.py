@@ -9,6 +9,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from ragdown.serving.auth import UNKNOWN_TOKEN
 from tests.serving.conftest import Served, text_of
 
 pytestmark = pytest.mark.anyio
@@ -138,12 +139,18 @@ def test_every_mcp_route_needs_the_token(served: Served) -> None:
     with served.http(token="wrong-token") as wrong:
         response = wrong.post("/mcp/ops", json=body, headers=headers)
         api = wrong.get("/api/folders")
-    assert response.status_code == 401
-    assert response.json()["error"].startswith("Unauthorized: the bearer token is not one this server knows")
-    assert response.headers["www-authenticate"].startswith(
-        'Bearer realm="ragdown", error="invalid_token", error_description="the bearer token is not one'
+    # A wrong token on MCP: 403 with the reason and no challenge, which MCP clients would take as an
+    # invitation to OAuth (docs/security.md#bearer-tokens-not-oauth).
+    assert response.status_code == 403
+    assert response.json() == {"error": UNKNOWN_TOKEN}
+    assert response.json()["error"].startswith("the bearer token is not one this server knows")
+    assert "www-authenticate" not in response.headers
+    # /api (the web UI's sign-in relies on it) keeps its 401 and RFC 6750's invalid_token.
+    assert (api.status_code, api.headers["www-authenticate"]) == (
+        401,
+        'Bearer realm="ragdown", error="invalid_token", error_description="the bearer token is not one '
+        'this server knows (check it, and that it is for this route)"',
     )
-    assert (api.status_code, api.headers["www-authenticate"]) == (401, response.headers["www-authenticate"])
 
 
 @pytest.mark.parametrize(

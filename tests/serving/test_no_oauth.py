@@ -1,7 +1,9 @@
-"""A client refused with 401 goes looking for OAuth; ragdown has none, and says so where the client
-looks (docs/security.md#bearer-tokens-not-oauth): the 401's challenge names no metadata or scope,
-the discovery routes answer a plain 404, and registration answers an OAuth error whose description
-is ragdown's reason. Checked with the real MCP Inspector CLI when it is installed."""
+"""ragdown has no OAuth, and no MCP client is sent looking for it where that cannot help
+(docs/security.md#bearer-tokens-not-oauth): a wrong token on the MCP routes is a 403 without a
+challenge, which clients show as it is; a missing one is a 401 whose challenge names no metadata or
+scope; and for a client that goes looking anyway, the discovery routes answer a plain 404 and
+registration an OAuth error whose description is ragdown's reason. Checked with the real MCP
+Inspector CLI when it is installed."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ragdown.serving.auth import UNKNOWN_TOKEN
 from ragdown.serving.no_oauth import NO_OAUTH
 from tests.serving.conftest import MCP_INIT, Served
 
@@ -26,25 +29,22 @@ DISCOVERY = [
 ]
 
 
-def test_the_401_offers_no_oauth(served: Served) -> None:
+def test_only_a_missing_token_is_a_401_and_it_offers_no_oauth(served: Served) -> None:
     with served.http(token=None) as anonymous:
         missing = anonymous.post("/mcp/ops", json=MCP_INIT, headers=HEADERS)
     with served.http(token="wrong-token") as wrong:
         unknown = wrong.post("/mcp/ops", json=MCP_INIT, headers=HEADERS)
-    assert (missing.status_code, unknown.status_code) == (401, 401)
-    # No token: the bare challenge (RFC 6750 gives no error then).
+    assert (missing.status_code, unknown.status_code) == (401, 403)
+    # No token: the bare challenge (RFC 6750 gives no error then), and never the parameters that
+    # tell a client OAuth is on offer.
     assert missing.headers["www-authenticate"] == 'Bearer realm="ragdown"'
-    # A wrong one: invalid_token, and the reason where a client that shows challenges shows it.
-    assert unknown.headers["www-authenticate"] == (
-        'Bearer realm="ragdown", error="invalid_token", error_description="the bearer token is not '
-        'one this server knows (check it, and that it is for this route)"'
-    )
-    for answer in (missing, unknown):
-        # The parameters that tell a client OAuth is on offer are never there.
-        challenge = answer.headers["www-authenticate"]
-        assert "resource_metadata" not in challenge
-        assert "scope" not in challenge
-        assert answer.json()["error"].startswith("Unauthorized: ")
+    assert missing.json()["error"].startswith("Unauthorized: ")
+    # A wrong one: no challenge at all (a 403 with one is a step-up request to the SDKs), the reason
+    # in the body, which is what clients print.
+    assert "www-authenticate" not in unknown.headers
+    assert unknown.json() == {"error": UNKNOWN_TOKEN}
+    assert "RAGDOWN_TOKEN" in UNKNOWN_TOKEN
+    assert "Authorization: Bearer <token>" in UNKNOWN_TOKEN
 
 
 @pytest.mark.parametrize("path", DISCOVERY)
@@ -76,12 +76,15 @@ def _inspector() -> Path | None:
     return Path(named) if named and Path(named).is_file() else None
 
 
-def _run_inspector(inspector: Path, url: str, *extra: str, terminal: bool = False) -> str:
-    """The CLI's `tools/list` against `url` with a wrong token: what it prints, stdout and stderr. With
-    `terminal`, under `script`, as a person at a terminal runs it (interactive OAuth is tried then)."""
+def _run_inspector(
+    inspector: Path, url: str, *extra: str, token: str | None = "WRONG", terminal: bool = False
+) -> str:
+    """The CLI's `tools/list` against `url` with `token` (None: no Authorization header): what it
+    prints, stdout and stderr. With `terminal`, under `script`, as a person at a terminal runs it
+    (interactive OAuth is tried then); without, stdin is not a terminal either, as in CI."""
+    header = [] if token is None else ["--header", f"Authorization: Bearer {token}"]
     command = [
-        str(inspector), "--cli", url, "--transport", "http",
-        "--header", "Authorization: Bearer WRONG", "--method", "tools/list", *extra,
+        str(inspector), "--cli", url, "--transport", "http", *header, "--method", "tools/list", *extra,
     ]  # fmt: skip
     environment = {
         **os.environ,
@@ -112,11 +115,20 @@ def test_the_inspector_shows_ragdowns_reason(served: Served) -> None:
     if inspector is None:
         pytest.skip("the MCP Inspector is not installed (RAGDOWN_MCP_INSPECTOR or mcp-inspector on PATH)")
     url = served.url + "/mcp/ops"
-    # At a terminal the CLI tries OAuth after the 401, and reports the registration ragdown refused.
-    at_terminal = _error_message(_run_inspector(inspector, url, terminal=True))
+    # A wrong token, without a terminal and without --stored-auth-only (where a 401 used to end in
+    # "Interactive OAuth requires a TTY"): the 403 is no auth challenge, and the CLI prints its body.
+    plain = _error_message(_run_inspector(inspector, url))
+    assert UNKNOWN_TOKEN in plain, plain
+    assert "OAuth requires a TTY" not in plain
+    # The same at a terminal, at a missing folder and at root /mcp: no OAuth is tried.
+    assert UNKNOWN_TOKEN in _error_message(_run_inspector(inspector, url, terminal=True))
+    assert UNKNOWN_TOKEN in _error_message(_run_inspector(inspector, served.url + "/mcp/nothing"))
+    assert UNKNOWN_TOKEN in _error_message(_run_inspector(inspector, served.url + "/mcp"))
+    # No token is a 401: at a terminal the CLI tries OAuth, and reports the registration ragdown
+    # refused, ragdown's reason included; told not to try OAuth, it reports the 401's own message.
+    at_terminal = _error_message(_run_inspector(inspector, url, token=None, terminal=True))
     assert at_terminal.startswith("Dynamic Client Registration rejected (HTTP 404)")
     assert "ragdown does not use OAuth" in at_terminal
     assert "RAGDOWN_TOKEN" in at_terminal
-    # Told not to try OAuth, it reports the 401's own message.
-    stored_only = _error_message(_run_inspector(inspector, url, "--stored-auth-only"))
-    assert "the bearer token is not one this server knows" in stored_only
+    stored_only = _error_message(_run_inspector(inspector, url, "--stored-auth-only", token=None))
+    assert "Unauthorized: send Authorization: Bearer <token>" in stored_only

@@ -1,6 +1,6 @@
 """The agents' token at a folder that takes its own tokens only is told so (403), not "no folder with
 MCP turned on" (issue 28 item 13) — and no caller learns more than before about folders it cannot
-use: a token the server does not know gets the same 401 at a real folder and a missing one, a team's
+use: a token the server does not know gets the same 403 at a real folder and a missing one, a team's
 token the same 404 at another team's folder and a missing one, and the agents' token that reaches
 no folder at all the same 404 everywhere (docs/security.md#tenants)."""
 
@@ -56,10 +56,12 @@ def test_nobody_else_learns_more_than_a_missing_folder_tells(served: Served) -> 
     assert missing.status_code == 404
     # A human-only folder answers as a missing one, to the agents' token too.
     assert _post(served, "/mcp/private", TOKEN).content == missing.content
-    # A token the server does not know: the same 401 at a real folder and a missing one.
+    # A token the server does not know: the same 403 at a real folder and a missing one, without
+    # the challenge that would send a client off to OAuth.
     unknown = [_post(served, path, "a-token-nobody-has") for path in ("/mcp/ops", "/mcp/nothing")]
-    assert [r.status_code for r in unknown] == [401, 401]
+    assert [r.status_code for r in unknown] == [403, 403]
     assert unknown[0].content == unknown[1].content
+    assert [r.headers.get("www-authenticate") for r in unknown] == [None, None]
     # A team's token at another team's folder: the same 404 as at a missing folder.
     assert (
         _post(served, "/mcp/other", TEAM_TOKEN).content == _post(served, "/mcp/nothing", TEAM_TOKEN).content

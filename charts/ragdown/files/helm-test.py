@@ -3,7 +3,7 @@
 Usage: python -c "$(cat helm-test.py)" STATUS_URL MCP_URL [FOLDER], RAGDOWN_TOKEN in the environment.
 With FOLDER, MCP_URL/FOLDER must list that folder's tools. Without (a fresh install has no folder),
 it asks for a name no folder can have (a dot name): the reader must take the Host and the token and
-answer 404, where a token it does not know gets 401 and a Host it does not answer to 421.
+answer 404, where a token it does not know gets 403 and a Host it does not answer to 421.
 Only the standard library: it runs in the ragdown image as it is.
 """
 

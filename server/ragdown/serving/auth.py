@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
-from ragdown.errors import Unauthorized
+from ragdown.errors import ForbiddenError, Unauthorized
 from ragdown.folders.registry import Folder, token_digest
 from ragdown.settings import ServerSettings
 
@@ -26,11 +26,24 @@ OWN_TOKENS_ONLY = (
     "this folder takes its own tokens only, and the agents' token (RAGDOWN_TOKEN) is not one of them: "
     "send one of the folder's tokens (its `tokens`, given by whoever runs the server) or the admin token"
 )
+# What the MCP routes tell a bearer token that no folder takes (docs/security.md#bearer-tokens-not-oauth).
+UNKNOWN_TOKEN = (
+    "the bearer token is not one this server knows (ragdown has no OAuth to sign in with): send "
+    "Authorization: Bearer <token> with the agents' token (RAGDOWN_TOKEN), a folder's own token, "
+    "or the admin token"
+)
 
 
 def unauthorized(header: str | None) -> Unauthorized:
     """The 401 for a request whose `Authorization` header carried no bearer token, or an unknown one."""
     return Unauthorized(missing=bearer(header) is None)
+
+
+def unknown_token() -> ForbiddenError:
+    """The MCP routes' answer to a bearer token no folder takes: 403 with no `WWW-Authenticate`, as
+    MCP clients start OAuth on any 401 and on a 403 with a challenge, and no sign-in fixes a wrong
+    static token; the same at every path, so it tells nothing of which folders exist."""
+    return ForbiddenError(UNKNOWN_TOKEN)
 
 
 def bearer(header: str | None) -> str | None:

@@ -36,6 +36,7 @@ from ragdown.serving.auth import (
     caller_label,
     identify,
     unauthorized,
+    unknown_token,
 )
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward
@@ -225,6 +226,8 @@ class McpRoutes:
         headers = dict(scope.get("headers") or [])
         authorization = headers.get(b"authorization", b"").decode("latin-1")
         access = identify(authorization, self.settings)
+        # No bearer token: 401 and its challenge; a wrong one: 403 without one, below
+        # (docs/security.md#bearer-tokens-not-oauth).
         if access is None:
             await send_error(send, unauthorized(authorization))
             return
@@ -232,13 +235,13 @@ class McpRoutes:
         segments = split_mcp_path(raw[len(b"/mcp") :])
         if segments == [] and not self.engine.settings.root_mcp:
             if self._unknown(access):
-                await send_error(send, unauthorized(authorization))
+                await send_error(send, unknown_token())
             else:
                 await send_json(send, 404, {"error": "Pick a folder: /mcp/<folder>"})
             return
         server, reached = self._server_at(access, segments)
         if server is None and self._unknown(access):
-            await send_error(send, unauthorized(authorization))  # a token no folder takes
+            await send_error(send, unknown_token())  # a token no folder takes: 403, never a 401
             return
         if server is None and self._own_tokens_only(access, segments):
             await send_error(send, ForbiddenError(OWN_TOKENS_ONLY))

@@ -1,6 +1,8 @@
 """The routes an MCP client tries when a 401 sends it looking for OAuth, answered plainly: ragdown has
 no OAuth, and a client that reports what these say shows the reason instead of an OAuth error of its
-own (docs/security.md#bearer-tokens-not-oauth).
+own (docs/security.md#bearer-tokens-not-oauth). On the MCP routes only a request without a token gets
+that 401; a wrong token gets a 403 without a challenge (serving/auth.unknown_token), which sends no
+client here.
 
 After a 401, clients built on the MCP SDKs look for Protected Resource Metadata (RFC 9728), then for
 an authorization server's metadata (RFC 8414, OpenID Connect discovery) at the server's origin, and
