@@ -8,8 +8,7 @@ from collections.abc import Mapping
 
 from ragdown.bounds import HOOK_KEYS
 from ragdown.folders.registry import Folder
-from ragdown.hook.settings import valid_overrides
-from ragdown.status.sources import DEFAULT, FOLDER_FILE, Setting
+from ragdown.status.sources import DEFAULT, FOLDER_FILE, Setting, valid_hook
 
 
 def folder_file(folder: Folder) -> str:
@@ -36,7 +35,7 @@ def folder_settings(folder: Folder, server: Mapping[str, Setting]) -> list[Setti
         disabled_tools(folder, own, server["disabled_tools"]),
         setting("tokens", "set" if folder.token_digests else "not set", "tokens" in config),
     ]
-    hook = valid_overrides(config.get("hook"))
+    hook = valid_hook(config.get("hook"))
     for key in HOOK_KEYS:
         found.append(setting(f"hook_{key}", hook.get(key), key in hook, server[f"hook_{key}"]))
     return found

@@ -18,9 +18,8 @@ from typing import Any
 from pydantic import AliasChoices, SecretStr
 from pydantic.fields import FieldInfo
 
-from ragdown.bounds import HOOK_KEYS
+from ragdown.bounds import HOOK_KEYS, hook_value_error
 from ragdown.folders.saved import SAVED_KEYS
-from ragdown.hook.settings import valid_overrides
 from ragdown.settings import ServerSettings
 
 DEFAULT = "default"
@@ -67,6 +66,14 @@ class Setting:
     def json(self) -> dict[str, Any]:
         out = {"name": self.name, "value": self.value, "source": self.source}
         return out | ({"variable": self.variable} if self.variable else {})
+
+
+def valid_hook(raw: object) -> dict[str, Any]:
+    """The valid values of a settings file's `hook` object: an invalid one is skipped, as the hook
+    skips it (hook/settings.py), so the next layer is the source."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {key: raw[key] for key in HOOK_KEYS if key in raw and hook_value_error(key, raw[key]) is None}
 
 
 def group_of(name: str) -> str:
@@ -116,7 +123,7 @@ def server_settings(
 ) -> list[Setting]:
     """Every field of the model, in effect as `serve` would run with it: `saved` over the environment,
     and `derived` the defaults computed from elsewhere (the data dir of the docs dir, the CPU count…)."""
-    saved_hook = valid_overrides(saved.get("hook"))
+    saved_hook = valid_hook(saved.get("hook"))
     found = []
     for name, field in ServerSettings.model_fields.items():
         secret = is_secret(field)
