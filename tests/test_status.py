@@ -201,3 +201,5 @@ def test_a_bad_setting_is_the_same_refusal_as_elsewhere(tmp_path: Path, docs: Pa
 def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
     said = refusal(run_cli("status", str(tmp_path / "nowhere"), env=environment(tmp_path), timeout=60))
     assert "does not exist" in said
+    env = environment(tmp_path, RAGDOWN_DOCS_DIR=str(tmp_path / "gone"))
+    assert refusal(run_cli("status", env=env, timeout=60)).startswith("ragdown: RAGDOWN_DOCS_DIR: the folder")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdown.bounds import DEFAULT_EMBEDDER, DEFAULT_MAX_CHARS, DEFAULT_TOP_K
+from ragdown.errors import CliError, FolderNotFoundError
 from ragdown.folders.dir_checks import check_docs_dir, default_data_dir
 from ragdown.folders.registry import list_folders
 from ragdown.folders.saved import read_saved
@@ -48,7 +49,12 @@ def collect(folder: str | None, settings: ServerSettings, environ: Mapping[str, 
     """Every setting in effect, with its source, and each folder's own."""
     given = folder is not None
     where = Path(folder) if folder is not None else settings.docs_dir
-    docs = check_docs_dir(where) if where is not None else None
+    try:
+        docs = check_docs_dir(where) if where is not None else None
+    except FolderNotFoundError as error:
+        if given:
+            raise
+        raise CliError(f"RAGDOWN_DOCS_DIR: {error}") from None  # as `serve` names it
     saved = read_saved(docs) if docs is not None else {}
     found = server_settings(settings, environ, saved, derived_defaults(settings, docs))
     if given and docs is not None:

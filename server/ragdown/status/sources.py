@@ -9,7 +9,6 @@ actually set: `PORT` or `RAGDOWN_PORT`), the built-in default. A secret is only 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,7 +151,3 @@ def extra_settings(environ: Mapping[str, str]) -> list[Setting]:
         source, named = (ENVIRONMENT, variable) if value is not None else (DEFAULT, None)
         found.append(Setting(variable.lower(), shown(value, secret), source, named, "index/storage", default))
     return found
-
-
-def environment() -> dict[str, str]:
-    return dict(os.environ)
