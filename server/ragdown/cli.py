@@ -306,7 +306,7 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
 
 
 def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`serve`, `stdio`, and what runs beside a server: `tail-log` and `token`."""
+    """`serve`, `stdio`, and what runs beside a server: `tail-log`, `token` and `status`."""
     serve = commands.add_parser(
         "serve",
         help="Serve the folders of RAGDOWN_DOCS_DIR over HTTP (MCP at /mcp/<folder>).",
@@ -343,6 +343,17 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     token.add_argument("name", help="what the token is for (letters, digits, _ . -), e.g. team-a-claude")
     token.set_defaults(run=command_token)
+
+    status = commands.add_parser("status", help="Every setting in effect and where its value came from.")
+    status.add_argument("docs", metavar="FOLDER", nargs="?", help="the docs dir (default: RAGDOWN_DOCS_DIR)")
+    status.add_argument("--json", action="store_true", help="as JSON: {settings, folders}")
+    status.set_defaults(run=lambda args, settings: status_command(args.docs, settings, json_output=args.json))
+
+
+def status_command(docs: str | None, settings: ServerSettings, *, json_output: bool) -> int:
+    from ragdown.status.report import print_status  # loads the folders' settings: only this command
+
+    return print_status(docs, settings, json_output=json_output)
 
 
 def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
