@@ -344,6 +344,21 @@ def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     token.add_argument("name", help="what the token is for (letters, digits, _ . -), e.g. team-a-claude")
     token.set_defaults(run=command_token)
 
+    doctor = commands.add_parser(
+        "doctor", help="Check the install and the folders: ok / warn / fail each, and what to do."
+    )
+    doctor.add_argument(
+        "docs", metavar="FOLDER", nargs="?", help="one folder (default: every folder of RAGDOWN_DOCS_DIR)"
+    )
+    doctor.add_argument("--json", action="store_true", help="the checks as a JSON list (exit 1 on any fail)")
+    doctor.set_defaults(run=command_doctor)
+
+
+def command_doctor(args: argparse.Namespace, settings: ServerSettings) -> int:
+    from ragdown.doctor.command import doctor  # the checks open the index: loaded for this command only
+
+    return doctor(args.docs, settings, json_out=args.json)
+
 
 def command_token(args: argparse.Namespace, settings: ServerSettings) -> int:
     """A new folder token: only its SHA-256 is stored, so this is the one time it is shown."""
