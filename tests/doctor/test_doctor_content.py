@@ -26,7 +26,9 @@ def test_three_files_holding_half_warn(server: Server) -> None:
     for name in ("a", "b", "c"):
         server.write(f"notes/{name}.md", f"# {name}\n" + "".join(f"## P{n}\nT.\n" for n in range(6)))
     found = server.doctor()
-    assert "notes/a.md, notes/b.md, notes/c.md hold 18 of folder notes's 31 sections" in found.lines["crowding"]
+    assert (
+        "notes/a.md, notes/b.md, notes/c.md hold 18 of folder notes's 31 sections" in found.lines["crowding"]
+    )
 
 
 def test_a_symlink_is_named_as_passed_over(server: Server) -> None:

@@ -41,8 +41,9 @@ def test_files_new_changed_or_gone_since_the_sync_are_named(server: Server) -> N
     found = server.doctor()
     assert found.code == 0
     assert found.lines["indexed files"] == (
-        "warn  indexed files: 3 file(s) differ from the index: ops/failover.md (changed since the last sync), "
-        "ops/new.md (new since the last sync), notes/ideas.md (gone from disk, still indexed); start "
+        "warn  indexed files: 3 file(s) differ from the index: "
+        "ops/failover.md (changed since the last sync), ops/new.md (new since the last sync), "
+        "notes/ideas.md (gone from disk, still indexed); start "
         "`ragdown serve`, which indexes every folder (a running server with watch on catches up by itself)"
     )
 
@@ -58,7 +59,9 @@ def test_a_file_the_index_cannot_hold_fails_with_why(server: Server) -> None:
     )
 
 
-def test_one_folder_is_checked_like_ragdown_index_folder(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_folder_is_checked_like_ragdown_index_folder(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RAGDOWN_DATA_DIR")
     from tests.conftest import run_cli
 

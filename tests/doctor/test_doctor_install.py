@@ -37,8 +37,9 @@ def test_a_hub_model_missing_or_altered_fails(
     missing = server.doctor()
     assert missing.code == 1
     where = model_dir(models, BGE_SMALL)
+    model = where / "onnx" / "model_quantized.onnx"
     assert missing.lines["embedder files"].startswith(
-        f"fail  embedder files: bge-small: {where / 'onnx' / 'model_quantized.onnx'} is missing; delete the file"
+        f"fail  embedder files: bge-small: {model} is missing; delete the file"
     )
     (where / "onnx").mkdir(parents=True)
     (where / "onnx" / "model_quantized.onnx").write_bytes(b"not the model")
@@ -54,11 +55,14 @@ def test_a_data_dir_open_to_others_fails(server: Server) -> None:
     assert found.code == 1
     line = found.lines["data dir modes"]
     assert line.startswith("fail  data dir modes: 2 entr(ies) in the data dir are open to others: ")
-    assert f"{server.data} (0755)" in line and f"{server.data / 'meta.json'} (0644)" in line
+    assert f"{server.data} (0755)" in line
+    assert f"{server.data / 'meta.json'} (0644)" in line
     assert line.endswith(f"run `chmod -R go-rwx {server.data}` (ragdown serve also tightens them at start)")
 
 
-def test_a_data_dir_that_is_a_file_fails(server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_data_dir_that_is_a_file_fails(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "afile").write_text("x")
     monkeypatch.setenv("RAGDOWN_DATA_DIR", str(tmp_path / "afile"))
     found = server.doctor()
@@ -101,7 +105,9 @@ def test_a_folder_token_equal_to_another_folders_or_the_servers_fails(
     server.write("notes/.ragdown.json", f'{{"tokens": [{entry}]}}')
     found = server.doctor()
     assert found.code == 1
-    assert "one token serves two roles: folder notes's tokens and folder ops's tokens" in found.lines["tokens"]
+    assert (
+        "one token serves two roles: folder notes's tokens and folder ops's tokens" in found.lines["tokens"]
+    )
     server.write("notes/.ragdown.json", "{}")
     monkeypatch.setenv("RAGDOWN_TOKEN", "shared")
     again = server.doctor()
