@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -127,4 +129,37 @@ def test_a_reader_whose_primary_is_away_fails(server: Server, monkeypatch: pytes
 def test_a_non_reader_has_no_primary_to_reach(server: Server) -> None:
     assert server.doctor().lines["primary"] == (
         "ok    primary: this server is not a reader (RAGDOWN_ROLE=auto): nothing to reach"
+    )
+
+
+class Ping(BaseHTTPRequestHandler):
+    """A primary's internal API as far as a probe goes: /internal/ping answers 200."""
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/internal/ping" else 404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def test_a_reader_names_the_primary_and_the_index_it_serves(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    primary = ThreadingHTTPServer(("127.0.0.1", 0), Ping)
+    thread = threading.Thread(target=primary.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{primary.server_address[1]}"
+    monkeypatch.setenv("RAGDOWN_ROLE", "reader")
+    monkeypatch.setenv("RAGDOWN_PRIMARY_URL", url)
+    monkeypatch.setenv("RAGDOWN_INTERNAL_TOKEN", "internal-secret")
+    try:
+        found = server.doctor()
+    finally:
+        primary.shutdown()
+        primary.server_close()
+    assert found.lines["primary"] == (
+        f"ok    primary: the primary at {url} answers; this reader serves index table lance version "
+        f"{found.lines['index'].rsplit('version ', 1)[1]}, built with hash"
     )

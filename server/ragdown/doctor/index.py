@@ -3,6 +3,8 @@ file as it is on disk (docs/doctor.md#index)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ragdown.bounds import DEFAULT_EMBEDDER
 from ragdown.doctor.report import Check, fail, first_few, ok, warn
 from ragdown.doctor.scan import Scan
@@ -25,27 +27,35 @@ def how_to_index(target: Target) -> str:
     return f"run `ragdown index {target.docs_dir}`"
 
 
-def read_index(target: Target) -> tuple[IndexMeta | None, dict[str, FileState] | None, Check]:
+@dataclass(frozen=True)
+class IndexState:
+    """What was read of the index: its meta, what it holds per file and the table's version (None
+    each when there is no index to read), and the line saying so."""
+
+    check: Check
+    meta: IndexMeta | None = None
+    held: dict[str, FileState] | None = None
+    version: int | None = None
+
+
+def read_index(target: Target) -> IndexState:
     """meta.json and, through a read-only table, what the index holds per file."""
     location = index_location(target.data_dir, target.settings)
     try:
         meta = location.read_meta(fresh=True)
         if meta is None:
-            return None, None, fail(INDEX, f"no index at {location}", how_to_index(target))
+            return IndexState(fail(INDEX, f"no index at {location}", how_to_index(target)))
         store = ChunkStore(target.data_dir, meta, writable=False, location=location)
         held = store.files()
         version = int(store.table.version)
     except RagdownError as error:
-        return (
-            None,
-            None,
-            fail(INDEX, f"the index at {location} cannot be opened: {error}", how_to_index(target)),
-        )
+        found = fail(INDEX, f"the index at {location} cannot be opened: {error}", how_to_index(target))
+        return IndexState(found)
     chunks = sum(state.chunks for state in held.values())
-    found = ok(
-        INDEX, f"{location}: {len(held)} files, {chunks} sections, table {meta.lance_dir} version {version}"
+    table = f"table {meta.lance_dir} version {version}"
+    return IndexState(
+        ok(INDEX, f"{location}: {len(held)} files, {chunks} sections, {table}"), meta, held, version
     )
-    return meta, held, found
 
 
 def check_embedder(target: Target, meta: IndexMeta | None) -> Check:

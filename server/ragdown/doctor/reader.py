@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from ragdown.doctor.index import IndexState
 from ragdown.doctor.report import Check, fail, ok
 from ragdown.doctor.target import Target
-from ragdown.engine.lifecycle import index_location
-from ragdown.errors import RagdownError
 from ragdown.roles.client import PrimaryClient
 from ragdown.roles.lock import SOCKET_NAME
 from ragdown.roles.token import local_token
@@ -13,7 +12,7 @@ from ragdown.roles.token import local_token
 READER = "primary"
 
 
-def check_primary(target: Target) -> Check:
+def check_primary(target: Target, index: IndexState) -> Check:
     settings = target.settings
     if settings.role != "reader":
         return ok(READER, f"this server is not a reader (RAGDOWN_ROLE={settings.role}): nothing to reach")
@@ -29,15 +28,9 @@ def check_primary(target: Target) -> Check:
             f"the primary at {url} does not answer (searches go on; writes are refused)",
             "start the primary (indexer), or correct RAGDOWN_PRIMARY_URL and RAGDOWN_INTERNAL_TOKEN",
         )
-    try:
-        meta = index_location(target.data_dir, settings).read_meta(fresh=True)
-    except RagdownError as error:
-        return fail(
-            READER,
-            f"the primary at {url} answers, but the index cannot be read: {error}",
-            "check RAGDOWN_INDEX_URI and its credentials",
-        )
-    served = (
-        f"index table {meta.lance_dir} built with {meta.source or meta.embedder}" if meta else "no index yet"
-    )
-    return ok(READER, f"the primary at {url} answers; it serves {served}")
+    meta = index.meta
+    if meta is None:
+        return fail(READER, f"the primary at {url} answers, but this reader finds no index", index.check.fix)
+    built = meta.source or meta.embedder
+    served = f"index table {meta.lance_dir} version {index.version}, built with {built}"
+    return ok(READER, f"the primary at {url} answers; this reader serves {served}")

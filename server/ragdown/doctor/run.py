@@ -36,7 +36,8 @@ def target_for(folder: str | None, settings: ServerSettings) -> Target:
 
 def run_checks(target: Target) -> list[Check]:
     """One Check per line, in the order docs/doctor.md lists them."""
-    meta, held, index_check = read_index(target)
+    index = read_index(target)
+    meta = index.meta
     scan = scan_folders(
         target.docs_dir,
         folders_mode=target.folders_mode,
@@ -47,9 +48,9 @@ def run_checks(target: Target) -> list[Check]:
         check_embedder_files(embedder),
         check_writable(target),
         check_modes(target),
-        index_check,
+        index.check,
         check_embedder(target, meta),
-        check_files(target, scan, held),
+        check_files(target, scan, index.held),
         folders.check_configs(target),
         folders.check_serving(target, scan),
         folders.check_loose(target),
@@ -58,7 +59,7 @@ def run_checks(target: Target) -> list[Check]:
         content.superseded(scan),
         content.broken_wikilinks(scan),
         check_tokens(target),
-        check_primary(target),
+        check_primary(target, index),
         content.clock(scan),
     ]
 

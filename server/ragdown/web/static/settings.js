@@ -16,7 +16,6 @@ export async function settingsPage() {
   const tuning = status.settings || {};
   const hook = tuning.hook || {};
   const usage = await api("GET", "/api/query-log");
-  const health = await api("GET", "/api/doctor");
   const main = $("#main");
   fill(main,
     h("div", { class: "settings" },
@@ -29,7 +28,7 @@ export async function settingsPage() {
           ? h("p", { class: "notice" }, `The hook's lowest similarity (${hook.min_score}) is under ${tuning.embedder}'s floor of ${usage.min_score}: it will add sections that barely relate to the prompt.`)
           : null,
         serverSettings(await api("GET", "/api/settings"))),
-      healthSection(health),
+      healthSection(),
       usageSection(usage, settingsPage),
       h("section", { "aria-label": "Folders" }, h("h2", {}, "Folders"), state.folders.map((folder) => folderSettings(folder, settingsPage, hook)))),
   );
