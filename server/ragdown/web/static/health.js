@@ -15,7 +15,7 @@ export function healthSection() {
       toast(error.message);
     }
   };
-  load();
+  void load(); // load catches its own errors
   return h("section", { "aria-label": "Health" }, h("h2", {}, "Health"), summary, list,
     h("button", { onclick: load }, "Check again"));
 }
