@@ -324,3 +324,14 @@ def _tools(value: object) -> list[str]:
         names = ", ".join(FOLDER_TOOLS)
         raise BadRequestError(f"unknown tool in disabled_tools: {', '.join(unknown)} (one of {names})")
     return sorted(set(value))
+
+
+def config_error(config: Mapping[str, Any]) -> str | None:
+    """What is wrong with a `.ragdown.json` as found on disk, by the rules a change must meet (the
+    first bad setting), or None; keys the server does not know are kept, so not an error here."""
+    known = {key: value for key, value in config.items() if key in _SETTINGS}
+    try:
+        _apply(known, {})
+    except BadRequestError as error:
+        return str(error)
+    return None

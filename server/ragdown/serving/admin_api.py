@@ -1,6 +1,6 @@
 """The admin's other routes (docs/tools.md#admin-routes): server settings saved over the environment,
-the query log summed up for the UI's Usage screen and emptied on request, and deleting Markdown left
-loose at the top of the docs dir."""
+the query log summed up for the UI's Usage screen and emptied on request, deleting Markdown left
+loose at the top of the docs dir, and the doctor's checks (docs/doctor.md)."""
 
 # No `from __future__ import annotations`: FastAPI reads the routes' Annotated[..., Depends(local)]
 # at definition time, where the local dependencies are in scope.
@@ -9,6 +9,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 from ragdown.bounds import HOOK_KEYS
+from ragdown.doctor.run import run_checks
+from ragdown.doctor.target import Target
 from ragdown.documents.files import Root
 from ragdown.documents.writes import delete_document
 from ragdown.engine import Engine
@@ -101,6 +103,19 @@ def deleted_loose(engine: Engine, name: str) -> dict[str, Any]:
     return {"deleted": name, "loose_files": loose_markdown(engine.docs_dir)}
 
 
+def doctor_json(engine: Engine) -> list[dict[str, Any]]:
+    """GET /api/doctor: the checks `ragdown doctor` makes, on this server's folders and index, with
+    the failures of its last sync named."""
+    target = Target(
+        engine.docs_dir,
+        engine.data_dir,
+        folders_mode=engine.folders_mode,
+        settings=engine.settings,
+        last_sync=engine.last_sync,
+    )
+    return [check.model_dump() for check in run_checks(target)]
+
+
 async def settings_body(request: Request) -> dict[str, Any]:
     return await read_json_body(request)
 
@@ -126,6 +141,10 @@ def admin_router(access: ApiAccess, environment: ServerSettings) -> APIRouter:
         """Emptied on a read-only server too: the log is the server's, not a document."""
         query_log(access.current()).clear()
         return {"cleared": True}
+
+    @router.get("/doctor")
+    def doctor() -> list[dict[str, Any]]:
+        return doctor_json(access.current())
 
     @router.delete("/loose")
     def delete_loose(engine: Annotated[Engine, Depends(access.writable)], name: str) -> dict[str, Any]:

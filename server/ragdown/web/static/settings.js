@@ -1,8 +1,9 @@
-// The settings screen: the server's state and the settings saved here (over the environment's), usage
-// from the query log, and each folder's settings.
+// The settings screen: the server's state and the settings saved here (over the environment's), the
+// doctor's checks, usage from the query log, and each folder's settings.
 import { api } from "./api.js";
 import { $, describe, fill, h, toast } from "./dom.js";
 import { folderSettings } from "./folder-settings.js";
+import { healthSection } from "./health.js";
 import { actions, choice, HOOK_FIELDS, input, numberOf, onOff, row } from "./settings-form.js";
 import { loadFolders, renderSide } from "./side.js";
 import { state } from "./state.js";
@@ -27,6 +28,7 @@ export async function settingsPage() {
           ? h("p", { class: "notice" }, `The hook's lowest similarity (${hook.min_score}) is under ${tuning.embedder}'s floor of ${usage.min_score}: it will add sections that barely relate to the prompt.`)
           : null,
         serverSettings(await api("GET", "/api/settings"))),
+      healthSection(),
       usageSection(usage, settingsPage),
       h("section", { "aria-label": "Folders" }, h("h2", {}, "Folders"), state.folders.map((folder) => folderSettings(folder, settingsPage, hook)))),
   );
