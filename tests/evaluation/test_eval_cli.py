@@ -173,6 +173,10 @@ def test_bad_input_exits_2_with_one_line(folder: Path, data_dir: Path, tmp_path:
             ["--hook", "--top-k", "3"],
             "ragdown: --top-k is the search's; under --hook the hook's top_k decides",
         ),
+        (
+            ["--json", "/nonexistent/r.json"],
+            "ragdown: --json /nonexistent/r.json: its directory does not exist",
+        ),
     ],
 )
 def test_refusals_before_the_engine_opens(
