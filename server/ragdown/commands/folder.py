@@ -1,4 +1,4 @@
-"""`ragdown index` and `search`: one folder, its index, and JSON on stdout."""
+"""`ragdown index`, `search` and `eval`: one folder and its index."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.errors import CliError
+from ragdown.evaluation.command import HELP as EVAL_HELP
+from ragdown.evaluation.command import add_eval_arguments, run_eval
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.settings import ServerSettings
 
@@ -128,8 +130,12 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
+def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
+    return run_eval(args, settings, lambda chosen: open_engine(args, chosen), sync_with_progress)
+
+
 def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`index` and `search`: one folder, its index, and JSON on stdout."""
+    """`index`, `search` and `eval`: one folder and its index."""
 
     def folder_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -157,3 +163,5 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     search.add_argument("--path-prefix", help="only documents under this folder (like ops/db)")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
+    add_eval_arguments(evaluate := folder_command("eval", EVAL_HELP))
+    evaluate.set_defaults(run=command_eval)

@@ -1,0 +1,4 @@
+"""`ragdown eval`: a folder's own questions scored against its index (docs/evaluation.md).
+
+Above the engine (it searches as the tools do) and below serving (nothing served imports it).
+"""
