@@ -136,6 +136,17 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     return 0
 
 
+def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
+    from ragdown.evaluation.draft_command import run_draft
+
+    def synced() -> Engine:
+        engine = open_engine(args, settings)
+        sync_with_progress(engine)
+        return engine
+
+    return run_draft(args, settings, synced)
+
+
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR (serving/launch.py, once the command line
     is checked here)."""
@@ -303,6 +314,13 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     search.add_argument("--path-prefix", help="only documents under this folder (like ops/db)")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
+
+    from ragdown.evaluation.draft_command import add_draft_arguments
+
+    golden = folder_command("eval", "Score DOCS's search on a golden set of questions (docs/evaluation.md).")
+    golden.add_argument("golden", metavar="GOLDEN", nargs="?", help="the golden file")
+    add_draft_arguments(golden)
+    golden.set_defaults(run=command_eval)
 
 
 def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
