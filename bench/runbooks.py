@@ -59,6 +59,7 @@ from typing import Any
 from _common import commit
 from ragdown.documents.chunks import breadcrumb
 from ragdown.engine import Engine
+from ragdown.evaluation.metrics import hit_rate, mean_reciprocal_rank
 from ragdown.search.filters import SearchFilters, where_clause
 from ragdown.search.hybrid import Hit, retrieve
 from ragdown.search.policy import SearchPolicy
@@ -252,13 +253,9 @@ def ranks(engine: Engine, probes: Sequence[Probe]) -> dict[str, list[float]]:
 
 
 def metrics(values: Sequence[float]) -> tuple[float, float, float, float]:
-    n = len(values)
-    return (
-        sum(r <= 1 for r in values) / n,
-        sum(r <= 3 for r in values) / n,
-        sum(r <= 5 for r in values) / n,
-        sum(1 / r for r in values) / n,
-    )
+    """top-1, R@3, R@5 and MRR through `ragdown.evaluation.metrics` (what `ragdown eval` computes)."""
+    ranks = [None if r == float("inf") else int(r) for r in values]
+    return hit_rate(ranks, 1), hit_rate(ranks, 3), hit_rate(ranks, 5), mean_reciprocal_rank(ranks)
 
 
 # ---------- the hook (docs/hook.md#gates) ----------

@@ -5,6 +5,7 @@
 The corpus is written as Markdown (one `<_id>.md` per abstract: `# title`, then the text) into a
 temporary folder and indexed with the real engine; a hit's path maps back to its `_id`, and a
 document's rank is that of its best chunk. Tune on `train` (809 queries); report `test` (300).
+nDCG@10 and Recall@100 are `ragdown.evaluation.metrics`' (the arithmetic `ragdown eval` uses).
 Pass `--data-dir` to keep the index between runs (it is rebuilt when the embedder changes).
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import tempfile
 import time
 from collections import defaultdict
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from _common import SHARED_BENCH, commit, require
 from ragdown.engine import Engine
+from ragdown.evaluation.metrics import ndcg_at, recall_at
 from ragdown.indexing.embedders import create_embedder
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import rrf
@@ -63,17 +64,6 @@ def doc_ranking(paths: list[str]) -> list[str]:
     return list(seen)
 
 
-def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def recall_at(ranked: list[str], relevant: dict[str, int], k: int = DEPTH) -> float:
-    return len(set(ranked[:k]) & {d for d, g in relevant.items() if g > 0}) / max(1, len(relevant))
-
-
 def evaluate(
     engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, int]]
 ) -> dict[str, tuple[float, float]]:
@@ -91,7 +81,7 @@ def evaluate(
             "hybrid (ragdown search)": doc_ranking([h.path for h in engine.search(text, DEPTH)]),
         }
         for name, ranked in runs.items():
-            scores[name].append((ndcg_at(ranked, qrels[query_id]), recall_at(ranked, qrels[query_id])))
+            scores[name].append((ndcg_at(ranked, qrels[query_id]), recall_at(ranked, qrels[query_id], DEPTH)))
     return {
         name: (sum(n for n, _ in values) / len(values), sum(r for _, r in values) / len(values))
         for name, values in scores.items()

@@ -16,6 +16,9 @@ from pydantic import ValidationError
 from ragdown import __version__
 from ragdown.bounds import is_remote
 from ragdown.errors import CliError, RagdownError
+from ragdown.evaluation.command import HELP as EVAL_HELP
+from ragdown.evaluation.command import add_eval_arguments, run_eval
+from ragdown.evaluation.draft_command import add_draft_arguments, refuse_draft_options, run_draft
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.serving.log_format import configure_logging
 from ragdown.settings import ServerSettings, check_lance_threads, settings_refusal
@@ -137,14 +140,10 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 
 def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
-    from ragdown.evaluation.draft_command import run_draft
-
-    def synced() -> Engine:
-        engine = open_engine(args, settings)
-        sync_with_progress(engine)
-        return engine
-
-    return run_draft(args, settings, synced)
+    if args.draft_from_log:
+        return run_draft(args, settings, lambda: open_engine(args, settings), sync_with_progress)
+    refuse_draft_options(args)
+    return run_eval(args, settings, lambda chosen: open_engine(args, chosen), sync_with_progress)
 
 
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -286,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`index` and `search`: one folder, its index, and JSON on stdout."""
+    """`index`, `search` and `eval`: one folder and its index."""
 
     def folder_command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -314,13 +313,9 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     search.add_argument("--path-prefix", help="only documents under this folder (like ops/db)")
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
-
-    from ragdown.evaluation.draft_command import add_draft_arguments
-
-    golden = folder_command("eval", "Score DOCS's search on a golden set of questions (docs/evaluation.md).")
-    golden.add_argument("golden", metavar="GOLDEN", nargs="?", help="the golden file")
-    add_draft_arguments(golden)
-    golden.set_defaults(run=command_eval)
+    add_eval_arguments(evaluate := folder_command("eval", EVAL_HELP))
+    add_draft_arguments(evaluate)
+    evaluate.set_defaults(run=command_eval)
 
 
 def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -110,6 +110,11 @@ def test_a_draft_from_logged_searches_is_accepted_by_the_golden_parser(
         "rotate-the-signing-keys",
     ]
 
+    # `ragdown eval` scores the draft as it stands (its proposals taken as answers), drafts counted.
+    scored = run_cli("eval", str(docs / "ops"), str(out), "--data-dir", str(tmp_path / "eval-data"), env=env)
+    assert scored.returncode == 0, scored.stderr
+    assert "2 answerable, 1 unanswerable, 3 drafts" in scored.stdout + scored.stderr
+
     # An existing --out is kept unless --force; --limit cuts the draft.
     again = run_cli(*args, "--limit", "1", env=env)
     assert again.returncode == 2
@@ -136,3 +141,13 @@ def test_a_log_without_the_folder_is_one_line(tmp_path: Path, docs: Path) -> Non
     assert done.returncode == 2
     assert done.stderr.startswith(f"ragdown: the query log ({log}) holds no searches of the folder ops")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_options_of_scoring_and_of_drafting_do_not_mix(docs: Path, tmp_path: Path) -> None:
+    (docs / "ops").mkdir()
+    drafting = run_cli("eval", str(docs / "ops"), "--draft-from-log", "--min-hit5", "0.5")
+    assert drafting.returncode == 2
+    assert drafting.stderr == "ragdown: --min-hit5 scores a golden set; --draft-from-log only drafts one\n"
+    scoring = run_cli("eval", str(docs / "ops"), "--out", str(tmp_path / "x.jsonl"))
+    assert scoring.returncode == 2
+    assert scoring.stderr == "ragdown: --out goes with --draft-from-log; without it eval scores GOLDEN\n"

@@ -25,7 +25,8 @@ MAX_LIMIT = 1000
 
 
 def add_draft_arguments(parser: argparse.ArgumentParser) -> None:
-    """`eval`'s options for a draft; GOLDEN, when given, is the set whose questions are skipped."""
+    """`eval`'s options for a draft; GOLDEN, when given, is the set whose questions are skipped (the
+    folder's own golden file otherwise)."""
     parser.add_argument(
         "--draft-from-log",
         action="store_true",
@@ -73,7 +74,28 @@ def with_rotated(paths: list[Path]) -> list[Path]:
     return [p for path in paths for p in (path.with_name(path.name + ".1"), path)]
 
 
+# What only scoring takes, and what only a draft takes: each refused with the other.
+SCORING_ONLY = ("json", "compare", "hook", "min_hit1", "min_hit5", "min_mrr", "min_ndcg")
+DRAFT_ONLY = ("log", "log_folder", "since", "out")
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def refuse_draft_options(args: argparse.Namespace) -> None:
+    """Without --draft-from-log: the draft's own options would be ignored, so they are refused."""
+    given = [flag(n) for n in DRAFT_ONLY if getattr(args, n) is not None] + (
+        ["--force"] if args.force else []
+    )
+    if given:
+        raise CliError(f"{given[0]} goes with --draft-from-log; without it eval scores GOLDEN")
+
+
 def check_options(args: argparse.Namespace) -> None:
+    scoring = [flag(n) for n in SCORING_ONLY if getattr(args, n, None) not in (None, False)]
+    if scoring:
+        raise CliError(f"{scoring[0]} scores a golden set; --draft-from-log only drafts one")
     if not 1 <= args.limit <= MAX_LIMIT:
         raise CliError(f"--limit must be between 1 and {MAX_LIMIT}, got {args.limit}")
     if args.since is not None and args.since < 1:
@@ -90,8 +112,14 @@ def known_lines(folder: Path, golden: str | None) -> list[GoldenLine]:
     return read_golden(path)
 
 
-def run_draft(args: argparse.Namespace, settings: ServerSettings, open_engine: Callable[[], Engine]) -> int:
-    """Draft from the log and write it: `open_engine` gives FOLDER's engine, synced."""
+def run_draft(
+    args: argparse.Namespace,
+    settings: ServerSettings,
+    open_engine: Callable[[], Engine],
+    sync: Callable[[Engine], object],
+) -> int:
+    """Draft from the log and write it: `open_engine` gives FOLDER's engine, which `sync` brings up to
+    date before the questions are searched again."""
     check_options(args)
     folder = Path(args.docs)
     name = args.log_folder if args.log_folder is not None else folder.resolve().name
@@ -107,6 +135,7 @@ def run_draft(args: argparse.Namespace, settings: ServerSettings, open_engine: C
         )
     engine = open_engine()
     try:
+        sync(engine)
         lines = draft(
             gathered,
             lambda query: engine.search(query, 10),
