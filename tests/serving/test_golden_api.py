@@ -4,15 +4,18 @@ refusals: a bad body, a target outside the folder, a broken file, a read-only se
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from ragdown.evaluation.golden import GOLDEN_NAME, Target, read_golden
+from tests.conftest import run_cli
 from tests.serving.conftest import Served
 
 
-def test_marks_grow_the_folders_golden_file(make_served: Callable[..., Served]) -> None:
+def test_marks_grow_the_folders_golden_file(make_served: Callable[..., Served], tmp_path: Path) -> None:
     served = make_served(query_log=True)
     golden = served.docs / "ops" / GOLDEN_NAME
     with served.admin() as http:
@@ -51,6 +54,11 @@ def test_marks_grow_the_folders_golden_file(make_served: Callable[..., Served]) 
     assert lines[0].expected == (Target("cache.md", "Redis eviction"), Target("backups.md", "Restore"))
     assert lines[1].unanswerable
     assert [line["id"] for line in listed["lines"]] == ["redis-eviction", "the-lunch-menu"]
+    # `ragdown eval ops` scores the folder's own file as the marks left it.
+    env = {**os.environ, "RAGDOWN_EMBEDDER": "hash"}
+    scored = run_cli("eval", str(served.docs / "ops"), "--data-dir", str(tmp_path / "eval"), env=env)
+    assert scored.returncode == 0, scored.stderr
+    assert "1 answerable, 1 unanswerable" in scored.stdout
 
 
 def test_a_mark_confirms_a_draft_and_keeps_the_other_lines_as_written(served: Served) -> None:
