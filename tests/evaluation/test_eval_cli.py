@@ -173,6 +173,10 @@ def test_bad_input_exits_2_with_one_line(folder: Path, data_dir: Path, tmp_path:
             ["--hook", "--top-k", "3"],
             "ragdown: --top-k is the search's; under --hook the hook's top_k decides",
         ),
+        (
+            ["--json", "/nonexistent/r.json"],
+            "ragdown: --json /nonexistent/r.json: its directory does not exist",
+        ),
     ],
 )
 def test_refusals_before_the_engine_opens(
@@ -215,3 +219,25 @@ def test_the_examples_golden_set_runs_and_writes_nothing_into_the_clone(tmp_path
     assert data["unanswerable"] >= 2
     assert listing(EXAMPLES) == before
     assert (tmp_path / "cache" / "ragdown").is_dir()
+
+
+@pytest.mark.slow  # the real MiniLM
+def test_the_readme_numbers_of_the_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """README.md's Commands section quotes these: a change to the ranking that moves them updates both."""
+    args = [
+        "eval",
+        str(EXAMPLES),
+        "--embedder",
+        "minilm",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--json",
+        "-",
+    ]
+    assert main(args) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    shown = {key: round(metrics[key], 3) for key in ("hit@1", "hit@5", "MRR", "nDCG@10")}
+    assert shown == {"hit@1": 0.895, "hit@5": 1.0, "MRR": 0.939, "nDCG@10": 0.945}
+    assert (metrics["refused"], metrics["unanswerable"]) == (2, 3)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "hit@1 0.895 (17/19), hit@5 1.000, MRR 0.939, nDCG@10 0.945" in readme

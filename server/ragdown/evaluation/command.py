@@ -55,6 +55,10 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise CliError(
             "--top-k is the search's; under --hook the hook's top_k decides (--compare can set it)"
         )
+    if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
+        raise CliError(
+            f"--json {args.json}: its directory does not exist; name a file in an existing directory"
+        )
     for name in BOUNDS:
         value = getattr(args, f"min_{name}")
         if value is not None and not 0 <= value <= 1:
