@@ -64,3 +64,20 @@ def test_the_log_is_read_across_rotation_and_torn_lines_are_skipped(tmp_path: Pa
     old.write_text('{"kind": "recall", "query": "a", "hits": []}\n{"kind": "rec', encoding="utf-8")
     new.write_text('[1, 2]\n{"kind": "read", "path": "x.md"}\nnot json\n', encoding="utf-8")
     assert [e["kind"] for e in events([old, new, tmp_path / "missing"])] == ["recall", "read"]
+
+
+def test_recent_searches_are_distinct_queries_per_folder_the_latest_first() -> None:
+    log = [
+        search("restore backups", 0.8),
+        search("Kafka  lag", 0.2),
+        search("restore backups", 0.1, folder="sales"),
+        search("kafka lag", 0.4),
+        search("  "),
+        {"kind": "context", "folder": "ops", "query": "prompt", "injected": []},
+    ]
+    usage = summarise(log, min_score=0.35)
+    assert [(r.query, r.folder, r.count, r.best) for r in usage.recent] == [
+        ("kafka lag", "ops", 2, 0.4),
+        ("restore backups", "sales", 1, 0.1),
+        ("restore backups", "ops", 1, 0.8),
+    ]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ragdown.errors import CliError
 from ragdown.evaluation.command import HELP as EVAL_HELP
 from ragdown.evaluation.command import add_eval_arguments, run_eval
+from ragdown.evaluation.draft_command import add_draft_arguments, refuse_draft_options, run_draft
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.settings import ServerSettings
 
@@ -131,6 +132,9 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 
 def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
+    if args.draft_from_log:
+        return run_draft(args, settings, lambda: open_engine(args, settings), sync_with_progress)
+    refuse_draft_options(args)
     return run_eval(args, settings, lambda chosen: open_engine(args, chosen), sync_with_progress)
 
 
@@ -164,4 +168,5 @@ def add_folder_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     search.add_argument("--tag", help="only documents with this tag or a tag nested under it")
     search.set_defaults(run=command_search)
     add_eval_arguments(evaluate := folder_command("eval", EVAL_HELP))
+    add_draft_arguments(evaluate)
     evaluate.set_defaults(run=command_eval)

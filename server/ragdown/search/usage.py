@@ -1,5 +1,6 @@
-"""The query log summed up for people (docs/search.md#usage): what was searched, the searches that
-found nothing good enough (gaps worth a note), how often the hook added context, which documents
+"""The query log summed up for people (docs/search.md#usage): what was searched (the recent searches,
+which the Usage screen lets a person mark for the golden set), the searches that found nothing good
+enough (gaps worth a note), how often the hook added context, which documents
 are read, with how many of those reads followed a search that showed them, and those counts per UTC
 day over the last weeks (the Usage screen's charts)."""
 
@@ -30,6 +31,16 @@ class Gap(BaseModel):
     best: float | None  # the best similarity any of its searches reached; None: no hits at all
 
 
+class Recent(BaseModel):
+    """One query of a folder as last asked, however often (its case and spacing as last written)."""
+
+    query: str
+    folder: str
+    count: int
+    last: str  # the `ts` of its latest search
+    best: float | None  # the latest search's best similarity; None: no hits
+
+
 class Read(BaseModel):
     path: str
     reads: int
@@ -50,6 +61,7 @@ class Day(BaseModel):
 class Usage(BaseModel):
     searches: int = 0
     gaps: list[Gap] = []
+    recent: list[Recent] = []  # the latest TOP distinct searches, the latest first
     hook_calls: int = 0
     hook_injected: int = 0
     reads: int = 0
@@ -106,6 +118,7 @@ def summarise(
     usage = Usage()
     days = empty_days(today or datetime.now(UTC).date(), window)
     gaps: dict[tuple[str, str], Gap] = {}
+    recent: dict[tuple[str, str], Recent] = {}
     reads: Counter[str] = Counter()
     followed: Counter[str] = Counter()
     shown: dict[str, int] = {}  # path -> the index of the last search event that showed it
@@ -117,6 +130,7 @@ def summarise(
         if kind in SEARCH_KINDS:
             usage.searches += 1
             gap = _count_search(event, hits, index, min_score, gaps, shown)
+            _note_recent(event, hits, recent)
             if day is not None:
                 day.searches += 1
                 day.gaps += gap
@@ -135,11 +149,26 @@ def summarise(
             if last is not None and index - last <= FOLLOW_WINDOW:
                 followed[event["path"]] += 1
     usage.gaps = sorted(gaps.values(), key=lambda g: (-g.count, g.query))[:TOP]
+    usage.recent = list(reversed(recent.values()))[:TOP]
     usage.most_read = [
         Read(path=path, reads=count, after_search=followed[path]) for path, count in reads.most_common(TOP)
     ]
     usage.days = list(days.values())
     return usage
+
+
+def _note_recent(event: dict[str, Any], hits: list[Any], recent: dict[tuple[str, str], Recent]) -> None:
+    """The search as the latest of its query (case and spacing aside) in its folder: moved to the end."""
+    query = str(event.get("query") or "")
+    if not query.strip():
+        return
+    folder = str(event.get("folder") or "")
+    key = (" ".join(query.split()).casefold(), folder)
+    sims = [float(h["similarity"]) for h in hits if isinstance(h, dict) and "similarity" in h]
+    before = recent.pop(key, None)
+    count = before.count + 1 if before else 1
+    ts = str(event.get("ts") or "")
+    recent[key] = Recent(query=query, folder=folder, count=count, last=ts, best=max(sims) if sims else None)
 
 
 def _count_search(

@@ -25,6 +25,7 @@ from ragdown.serving.auth import identify
 from ragdown.serving.docs_api import docs_router
 from ragdown.serving.docs_write_api import docs_write_router
 from ragdown.serving.folders_api import folders_router
+from ragdown.serving.golden_api import golden_router
 from ragdown.serving.guard import Guard
 from ragdown.serving.mcp_routes import McpRoutes, send_json
 from ragdown.serving.no_oauth import no_oauth_router
@@ -129,6 +130,7 @@ def create_app(
     app.include_router(docs_router(access))
     app.include_router(docs_write_router(access))
     app.include_router(admin_router(access, environment or settings))
+    app.include_router(golden_router(access))
     app.include_router(web_router())
     app.include_router(no_oauth_router())
     app.api_route("/api/{rest:path}", methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"])(unknown_api)

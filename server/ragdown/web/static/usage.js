@@ -1,21 +1,26 @@
 // The settings screen's usage section, from the query log (docs/web.md): how often the hook added
-// context, the searches that found nothing good enough, the documents read most, and charts of
-// those per day.
+// context, the recent searches and those that found nothing good enough (each with its hits to mark
+// for the folder's golden set), the documents read most, and charts of those per day.
 import { api } from "./api.js";
 import { barChart, shareChart } from "./charts.js";
 import { $, ask, describe, h, plural, toast } from "./dom.js";
 import { docHref } from "./links.js";
+import { markButton, showMarks } from "./usage-marks.js";
 
 // `refresh` shows the settings screen again once the log is emptied.
 export function usageSection(usage, refresh) {
   const summary = usage.summary;
   const rate = summary.hook_rate === null ? "no hook calls" : `${Math.round(summary.hook_rate * 100)}% of ${plural(summary.hook_calls, "call")}`;
-  const gaps = summary.gaps.map((gap) => h("li", {}, h("strong", {}, gap.query), ` · ${gap.folder || "every folder"} · ${plural(gap.count, "time")} · best ${gap.best === null ? "nothing found" : gap.best.toFixed(2)}`));
+  const best = (value) => `best ${value === null ? "nothing found" : value.toFixed(2)}`;
+  const gaps = summary.gaps.map((gap) => h("li", {}, h("strong", {}, gap.query), ` · ${gap.folder || "every folder"} · ${plural(gap.count, "time")} · ${best(gap.best)}`, markButton(gap)));
+  const recent = (summary.recent || []).map((search) => h("li", {}, h("strong", {}, search.query), ` · ${search.folder || "every folder"} · ${plural(search.count, "time")} · ${best(search.best)}`, markButton(search)));
   const reads = summary.most_read.map((read) => h("li", {}, h("a", { href: docHref(read.path) }, read.path), ` · ${plural(read.reads, "read")}, ${read.after_search} after a search`));
-  return h("section", { "aria-label": "Usage" }, h("h2", {}, "Usage"),
+  const section = h("section", { "aria-label": "Usage" }, h("h2", {}, "Usage"),
     usage.enabled ? null : logOff(),
     describe([["searches", summary.searches], ["hook added context", rate], ["documents read", summary.reads]]),
     dayCharts(summary.days || []),
+    h("h3", {}, "Recent searches"),
+    recent.length ? [h("p", {}, "Mark the hit that answers a search, or that none does: the folder's golden set grows, and ragdown eval measures the search on it."), h("ul", {}, recent)] : h("p", { class: "empty" }, "None yet."),
     h("h3", {}, "Gaps: searches that found nothing good enough"),
     gaps.length ? h("ul", {}, gaps) : h("p", { class: "empty" }, "None."),
     h("h3", {}, "Most read"),
@@ -30,6 +35,8 @@ export function usageSection(usage, refresh) {
         toast(error.message);
       }
     } }, "Empty the query log"));
+  void showMarks(section); // the statuses fill in once read; the section shows at once
+  return section;
 }
 
 // The server settings' "Keep the query log" field above turns the log on; the variable is the
