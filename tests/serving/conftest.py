@@ -11,11 +11,13 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -107,6 +109,23 @@ async def call_tool(url: str, token: str, tool: str, arguments: dict[str, Any]) 
     """One tool call in its own session; the answer's text (an error's too)."""
     async with mcp_session(url, token) as client:
         return text_of(await client.call_tool(tool, arguments))
+
+
+def hook_calls(url: str, *min_scores: float) -> None:
+    """One ragdown_context call to /mcp/ops per floor (0 lets sections through, 1 none), in a thread
+    of its own so that it also runs beside Playwright's sync API, which holds an event loop here."""
+
+    async def calls() -> None:
+        for n, floor in enumerate(min_scores):
+            prompt = {
+                "prompt": "how do I restore a postgres backup",
+                "session_id": f"s{n}",
+                "min_score": floor,
+            }
+            await call_tool(url + "/mcp/ops", TOKEN, "ragdown_context", prompt)
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, calls).result()
 
 
 def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Served]:

@@ -9,25 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio
-
 from ragdown.search.usage import DAYS
-from tests.serving.conftest import TOKEN, Served, call_tool
-
-
-def hook_calls(url: str, *min_scores: float) -> None:
-    """One ragdown_context call per floor: 0 lets sections through, 1 none."""
-
-    async def calls() -> None:
-        for n, floor in enumerate(min_scores):
-            prompt = {
-                "prompt": "how do I restore a postgres backup",
-                "session_id": f"s{n}",
-                "min_score": floor,
-            }
-            await call_tool(url + "/mcp/ops", TOKEN, "ragdown_context", prompt)
-
-    anyio.run(calls)
+from tests.serving.conftest import Served, hook_calls
 
 
 def test_the_days_count_todays_searches_gaps_and_hook_calls(make_served: Callable[..., Served]) -> None:

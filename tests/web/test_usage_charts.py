@@ -7,33 +7,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import anyio
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.serving.conftest import TOKEN, Served, call_tool
+from tests.serving.conftest import Served, hook_calls
 from tests.web.conftest import sign_in
-
-
-def hook_calls(url: str, *min_scores: float) -> None:
-    """One ragdown_context call per floor: 0 lets sections through, 1 none. In a thread of its own:
-    Playwright's sync API runs an event loop in this one."""
-
-    async def calls() -> None:
-        for n, floor in enumerate(min_scores):
-            prompt = {
-                "prompt": "how do I restore a postgres backup",
-                "session_id": f"s{n}",
-                "min_score": floor,
-            }
-            await call_tool(url + "/mcp/ops", TOKEN, "ragdown_context", prompt)
-
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(anyio.run, calls).result()
 
 
 def named(text: str) -> re.Pattern[str]:
