@@ -140,6 +140,7 @@ def free_port() -> int:
 # --- a data dir, a setting, an argument that cannot work (issue 28, item 10) ---
 
 
+@pytest.mark.slow
 def test_a_data_dir_that_cannot_be_created(folders: Path, tmp_path: Path) -> None:
     file = tmp_path / "file"
     file.write_text("x", encoding="utf-8")

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.doctor.conftest import VARIABLES, Server
 
@@ -16,6 +18,7 @@ def environment(server: Server, **extra: str) -> dict[str, str]:
     return env | {"RAGDOWN_DOCS_DIR": str(server.docs), "RAGDOWN_DATA_DIR": str(server.data)} | extra
 
 
+@pytest.mark.slow
 def test_exit_codes_and_json_from_a_real_process(server: Server, tmp_path: Path) -> None:
     server.write("loose.md", "# Loose\n")
     warned = run_cli("doctor", env=environment(server))

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ragdown.engine import Engine
 from ragdown.evaluation.draft import NOTE_HOOK, gather, line_id
 from ragdown.evaluation.golden import Target, read_golden
@@ -69,6 +71,7 @@ DOCS = {
 }
 
 
+@pytest.mark.slow
 def test_a_draft_from_logged_searches_is_accepted_by_the_golden_parser(
     make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path, tmp_path: Path
 ) -> None:

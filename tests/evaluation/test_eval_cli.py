@@ -138,6 +138,7 @@ def test_hook_settings_need_hook_mode_and_know_their_keys(
     assert all(q["refused"] for q in data["compare"]["questions"])
 
 
+@pytest.mark.slow
 def test_bounds_exit_1_with_one_line_per_bound_missed(folder: Path, data_dir: Path) -> None:
     """As a CI job runs it: a real process, its exit code and stderr."""
     done = run_cli(*eval_args(folder, data_dir, "--min-hit1", "0.9", "--min-hit5", "0.5", "--min-mrr", "0.8"))

@@ -8,11 +8,15 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from ragdown.evaluation.golden import GOLDEN_NAME, Target, read_golden
 from tests.serving.conftest import Served
 from tests.web.conftest import sign_in
+
+# Chromium: seconds each, like every browser test, so out of the quick loop.
+pytestmark = pytest.mark.slow
 
 
 def test_marking_hits_grows_the_folders_golden_set(

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.serving.conftest import Served
 from tests.web.conftest import sign_in
+
+# Chromium: seconds each, like every browser test, so out of the quick loop.
+pytestmark = pytest.mark.slow
 
 
 def test_health_shows_a_warning_and_a_failure_with_what_to_do(page: Page, served: Served) -> None:

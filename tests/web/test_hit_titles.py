@@ -4,11 +4,15 @@ the tools give: tests/serving/test_hit_breadcrumbs.py."""
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.serving.conftest import Served
 from tests.serving.test_hit_breadcrumbs import with_note
 from tests.web.conftest import sign_in
+
+# Chromium: seconds each, like every browser test, so out of the quick loop.
+pytestmark = pytest.mark.slow
 
 
 def test_the_search_page_shows_the_title_of_a_document_without_h1(page: Page, served: Served) -> None:

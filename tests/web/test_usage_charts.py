@@ -16,6 +16,9 @@ from playwright.sync_api import Page, expect
 from tests.serving.conftest import Served, hook_calls
 from tests.web.conftest import sign_in
 
+# Chromium: seconds each, like every browser test, so out of the quick loop.
+pytestmark = pytest.mark.slow
+
 
 def named(text: str) -> re.Pattern[str]:
     return re.compile(re.escape(text))
