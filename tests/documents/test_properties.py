@@ -12,6 +12,7 @@ import posixpath
 import re
 import tempfile
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
@@ -28,7 +29,15 @@ from ragdown.documents.lines import match_heading, split_lines
 from ragdown.documents.link_finder import find_links
 from ragdown.documents.metadata import parse_document, read_document_meta
 from ragdown.documents.tags import FRONT_MATTER_SPLIT, normalise_tag
-from ragdown.documents.text_edits import Edit, EditOutcome, apply_edits, nearest_passage, to_lf
+from ragdown.documents.text_edits import (
+    WORD_RE,
+    Edit,
+    EditOutcome,
+    apply_edits,
+    nearest_passage,
+    normal_word,
+    to_lf,
+)
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
 from ragdown.folders.scope import Scope
@@ -287,7 +296,8 @@ def test_edits_apply_exactly_or_refuse(case: tuple[str, list[Edit]]) -> None:
 @given(data=st.data(), text=documents)
 def test_the_nearest_passage_is_in_the_text(data: st.DataObject, text: str) -> None:
     """A 404 quotes the passage the edit most likely meant: it is on the lines it names, and it is
-    the same words differently spaced, or starts with the line old_text starts with."""
+    the same words differently spaced, or starts with the line old_text starts with, or its
+    normalised words are most of old_text's (docs/documents.md#edit, try 5)."""
     text = to_lf(text)
     old_text = data.draw(passages(text).map(lambda p: p.replace("\n", "  \n ").replace(" ", "\t", 1)))
     passage = nearest_passage(text, old_text)
@@ -298,7 +308,11 @@ def test_the_nearest_passage_is_in_the_text(data: st.DataObject, text: str) -> N
     assert passage.text in "\n".join(lines[passage.start - 1 : passage.end])
     same_words = passage.text.split() == old_text.split()
     same_first_line = passage.text.split("\n")[0].strip() == old_text.strip().split("\n")[0].strip()
-    assert same_words or same_first_line
+    old_words, passage_words = (
+        [normal_word(m.group()) for m in WORD_RE.finditer(t)] for t in (old_text, passage.text)
+    )
+    alike = SequenceMatcher(None, old_words, passage_words).ratio() >= 0.6
+    assert same_words or same_first_line or alike
 
 
 class _Engine:

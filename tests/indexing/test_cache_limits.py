@@ -28,6 +28,7 @@ def churn(engine: Engine, write: WriteDoc, rounds: int) -> None:
         engine.search("redis eviction round", 8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("megabytes", [1, 4])
 def test_the_caches_stay_within_their_bounds_however_many_writes(
     make_engine: Callable[..., Engine], write: WriteDoc, megabytes: int

@@ -291,6 +291,7 @@ def test_a_copied_path_the_path_rule_refuses_is_never_written(
 
 # lancedb warns that cleanup_older_than=0 drops versions another process may still read: this test sets
 # the bound to 0 on purpose, with no other process on the table.
+@pytest.mark.slow
 @pytest.mark.filterwarnings(r"ignore:optimize\(cleanup_older_than=0\):UserWarning")
 def test_old_versions_are_cleaned_up_on_the_store(
     open_engine: Callable[..., Engine],

@@ -419,6 +419,7 @@ def test_inline_client_certificates_load_and_leave_no_files(tmp_path: Path) -> N
     assert set(Path(tempfile.gettempdir()).glob("ragdown-operator-*")) == before
 
 
+@pytest.mark.slow
 def test_without_an_api_to_log_in_to_the_operator_says_so_and_exits(tmp_path: Path) -> None:
     """`docker run --entrypoint ragdown-operator` outside a cluster: one sentence, not kopf's traceback."""
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG" and not k.startswith("RAGDOWN_OPERATOR_")}

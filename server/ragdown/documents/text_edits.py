@@ -119,8 +119,8 @@ def nearest_passage(text: str, old_text: str) -> Passage | None:
         if line.strip() == first_line:
             passage = lines[index : index + len(old_lines)]
             return Passage(index + 1, index + len(passage), "\n".join(passage))
-    normalised = [_normal_word(m.group()) for m in _WORD_RE.finditer(old_text)]
-    found = _similar_run(text, normalised, _WORD_RE, _normal_word)
+    normalised = [normal_word(m.group()) for m in WORD_RE.finditer(old_text)]
+    found = _similar_run(text, normalised, WORD_RE, normal_word)
     return None if found is None else _passage(text, *_whole_words(text, *found))
 
 
@@ -131,11 +131,11 @@ SPACED_TRIES = 64  # places a case-insensitive spaced match is tried at, at most
 _TOKEN_RE = re.compile(r"\S+")
 Token = tuple[int, int, str]  # start and end offsets in the text, the word as compared
 # A word as try 5 compares them: letters and digits, so `pg-dump`, `pg_dump` and `pg dump` agree.
-_WORD_RE = re.compile(r"[^\W_]+")
+WORD_RE = re.compile(r"[^\W_]+")
 _PLURAL_ES = ("sses", "shes", "ches", "xes", "zes")
 
 
-def _normal_word(word: str) -> str:
+def normal_word(word: str) -> str:
     """A word casefolded, without a plural's ending (`credentials`, `boxes`, `policies`); the same
     rule on both sides is all it needs to be, so a singular that looks plural (`this`) is cut too."""
     folded = word.casefold()
