@@ -10,6 +10,7 @@ the environment (`settings.py`), the saved server settings (`folders/saved.py`),
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlparse
@@ -77,6 +78,14 @@ def hook_value_error(key: str, value: object) -> str | None:
     if not bound.low <= value <= bound.high:
         return f"{key} must be {span}"
     return None
+
+
+def valid_overrides(raw: object) -> dict[str, float]:
+    """The valid hook values of one layer (a settings file's `hook` object); the rest are skipped, so
+    the next layer is where that value comes from (the hook and `ragdown status` both read so)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {key: raw[key] for key in HOOK_KEYS if key in raw and hook_value_error(key, raw[key]) is None}
 
 
 class HookOverrides(BaseModel):

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ragdown.bounds import hook_value_error
-from ragdown.hook.settings import HookSettings, resolve, valid_overrides
+from ragdown.bounds import hook_value_error, valid_overrides
+from ragdown.hook.settings import HookSettings, resolve
 
 
 def test_defaults_and_the_embedders_own_min_score() -> None:

@@ -23,7 +23,7 @@ from ragdown.bounds import (
     DEFAULT_TOP_K,
     FOLDER_CONFIG,
     HOOK_KEYS,
-    hook_value_error,
+    valid_overrides,
 )
 from ragdown.documents.files import Root
 from ragdown.folders.config import hook_layer
@@ -35,13 +35,6 @@ class HookSettings:
     min_score: float
     min_ratio: float
     max_chars: int
-
-
-def valid_overrides(raw: object) -> dict[str, float]:
-    """The valid hook values of one layer (a settings file's `hook` object); the rest are skipped."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {key: raw[key] for key in HOOK_KEYS if key in raw and hook_value_error(key, raw[key]) is None}
 
 
 def resolve(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragdown.bounds import HOOK_KEYS
+from ragdown.bounds import HOOK_KEYS, valid_overrides
 from ragdown.folders.registry import Folder
-from ragdown.status.sources import DEFAULT, FOLDER_FILE, Setting, valid_hook
+from ragdown.status.sources import DEFAULT, FOLDER_FILE, Setting
 
 
 def folder_file(folder: Folder) -> str:
@@ -35,7 +35,7 @@ def folder_settings(folder: Folder, server: Mapping[str, Setting]) -> list[Setti
         disabled_tools(folder, own, server["disabled_tools"]),
         setting("tokens", "set" if folder.token_digests else "not set", "tokens" in config),
     ]
-    hook = valid_hook(config.get("hook"))
+    hook = valid_overrides(config.get("hook"))
     for key in HOOK_KEYS:
         found.append(setting(f"hook_{key}", hook.get(key), key in hook, server[f"hook_{key}"]))
     return found

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import AliasChoices, SecretStr
 from pydantic.fields import FieldInfo
 
-from ragdown.bounds import HOOK_KEYS, hook_value_error
+from ragdown.bounds import HOOK_KEYS, valid_overrides
 from ragdown.folders.saved import SAVED_KEYS
 from ragdown.settings import ServerSettings
 
@@ -67,14 +67,6 @@ class Setting:
         return out | ({"variable": self.variable} if self.variable else {})
 
 
-def valid_hook(raw: object) -> dict[str, Any]:
-    """The valid values of a settings file's `hook` object: an invalid one is skipped, as the hook
-    skips it (hook/settings.py), so the next layer is the source."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {key: raw[key] for key in HOOK_KEYS if key in raw and hook_value_error(key, raw[key]) is None}
-
-
 def group_of(name: str) -> str:
     found = next((group for group, names in GROUPS.items() if name in names), None)
     return found or ("hook" if name.startswith("hook_") else "server")
@@ -122,7 +114,7 @@ def server_settings(
 ) -> list[Setting]:
     """Every field of the model, in effect as `serve` would run with it: `saved` over the environment,
     and `derived` the defaults computed from elsewhere (the data dir of the docs dir, the CPU count…)."""
-    saved_hook = valid_hook(saved.get("hook"))
+    saved_hook = valid_overrides(saved.get("hook"))
     found = []
     for name, field in ServerSettings.model_fields.items():
         secret = is_secret(field)
