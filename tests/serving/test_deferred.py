@@ -20,7 +20,7 @@ def test_a_call_waits_for_the_load_then_reaches_the_engine(
     engine = make_engine()
     started, release = threading.Event(), threading.Event()
 
-    def load() -> Engine:
+    def load(_snapshot: object) -> Engine:
         started.set()
         assert release.wait(30)
         return engine
@@ -42,7 +42,7 @@ def test_a_call_waits_for_the_load_then_reaches_the_engine(
 
 
 def test_a_load_that_fails_fails_every_call_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
-    def load() -> Engine:
+    def load(_snapshot: object) -> Engine:
         raise RuntimeError("no such embedder: nope")
 
     deferred = DeferredEngine(load)

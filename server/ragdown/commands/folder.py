@@ -17,6 +17,8 @@ from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow: only the commands that index load it
     from ragdown.engine import Engine
+    from ragdown.engine.snapshot_engine import SnapshotEngine
+    from ragdown.indexing.embedders import Embedder
     from ragdown.indexing.sync import SyncReport
 
 REPORT_KEYS = ("added", "updated", "removed", "unchanged", "chunks", "reused", "ms", "failed")
@@ -28,10 +30,9 @@ def report_json(report: SyncReport) -> dict[str, Any]:
     return {key: data[key] for key in REPORT_KEYS}
 
 
-def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
-    from ragdown.engine import Engine, index_location
+def folder_args(args: argparse.Namespace, settings: ServerSettings) -> tuple[Path, Path, str | None]:
+    """The docs dir, the data dir and the embedder asked for, each checked."""
     from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
-    from ragdown.indexing.active import recorded_embedder
     from ragdown.indexing.embedders.registry import check_embedder_name
 
     docs = check_docs_dir(Path(args.docs))
@@ -39,8 +40,18 @@ def open_engine(args: argparse.Namespace, settings: ServerSettings) -> Engine:
     check_data_dir(data_dir, docs, data_dir_setting(args, settings))
     wanted = args.embedder or settings.embedder
     check_embedder_name(wanted, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
+    return docs, data_dir, wanted
+
+
+def open_engine(
+    args: argparse.Namespace, settings: ServerSettings, loaded: tuple[Embedder, str] | None = None
+) -> Engine:
+    from ragdown.engine import Engine, index_location
+    from ragdown.indexing.active import recorded_embedder
+
+    docs, data_dir, wanted = folder_args(args, settings)
     before = recorded_embedder(index_location(data_dir, settings))
-    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings)
+    engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings, loaded=loaded)
     if engine.rebuilt_because:
         reason = engine.rebuilt_because
         if before and wanted and before != wanted:
@@ -113,10 +124,8 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     from ragdown.search.filters import SearchFilters
 
     filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
-    engine = open_engine(args, settings)
+    engine = open_for_search(args, settings)
     try:
-        if engine.is_empty():
-            sync_with_progress(engine)
         if batch is None:
             hits = engine.recall(args.query, args.top_k, filters, kind="cli")
             print(json.dumps({"hits": [cli_hit_json(h) for h in hits]}, ensure_ascii=False))
@@ -129,6 +138,23 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     finally:
         engine.close()
     return 0
+
+
+def open_for_search(args: argparse.Namespace, settings: ServerSettings) -> Engine | SnapshotEngine:
+    """The search snapshot when it answers for the index as it is (docs/design.md#search-snapshot),
+    else the index itself, indexed first when empty."""
+    from ragdown.engine import load_embedder
+    from ragdown.engine.snapshot_engine import SnapshotEngine
+
+    docs, data_dir, wanted = folder_args(args, settings)
+    embedder, name = load_embedder(data_dir, wanted, settings.threads, settings)
+    snapshot = SnapshotEngine.open(docs, data_dir, embedder, name, settings)
+    if snapshot is not None:
+        return snapshot
+    engine = open_engine(args, settings, loaded=(embedder, name))
+    if engine.is_empty():
+        sync_with_progress(engine)
+    return engine
 
 
 def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:

@@ -17,6 +17,8 @@ from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:
     from ragdown.engine import Engine
+    from ragdown.engine.snapshot_engine import SnapshotEngine
+    from ragdown.indexing.embedders import Embedder
 
 
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -120,16 +122,34 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     embedder = args.embedder or settings.embedder
     check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 
-    def load() -> Engine:
+    loaded: list[tuple[Embedder, str]] = []
+
+    def early() -> SnapshotEngine | None:
+        from ragdown.engine import load_embedder
+        from ragdown.engine.snapshot_engine import SnapshotEngine
+
+        loaded.append(load_embedder(data_dir, embedder, settings.threads, settings))
+        return SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
+
+    def load(snapshot: SnapshotEngine | None) -> Engine:
         from ragdown.engine import Engine
 
-        engine = Engine.open(docs, data_dir, embedder, threads=settings.threads, settings=settings)
+        engine = Engine.open(
+            docs,
+            data_dir,
+            embedder,
+            threads=settings.threads,
+            settings=settings,
+            loaded=loaded[0] if loaded else None,
+            memory=snapshot.memory if snapshot else None,  # what the hook gave stays given
+        )
         engine.start()
         engine.warm()
         return engine
 
-    # The transport connects before the model loads; calls made meanwhile wait for it.
-    engine = DeferredEngine(load)
+    # The transport connects before the model loads; searches meanwhile are answered from the
+    # search snapshot when it is current, other calls wait for the index.
+    engine = DeferredEngine(load, early)
     named = read_folder(docs.parent, docs.name)
     endpoint = Endpoint(
         engine=cast("Engine", engine),

@@ -8,7 +8,6 @@ the hook, the query log) and the reader of documents (`reader`: list, read, coun
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -16,29 +15,33 @@ from typing import Any
 from ragdown.catalog import DocEntry, DocRead
 from ragdown.engine.lifecycle import IndexLifecycle, index_location, keep_private
 from ragdown.engine.reader import DocumentReader
+from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
 from ragdown.engine.sync_loop import SyncLoop
 from ragdown.folders.dir_checks import check_data_dir, check_docs_dir
 from ragdown.folders.scope import Scope
-from ragdown.hook.context import ContextFormat, ContextResult
 from ragdown.hook.session_memory import SessionMemory
-from ragdown.hook.settings import HookSettings
 from ragdown.indexing.active import recorded_embedder
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, SyncReport
 from ragdown.indexing.watcher import FolderWatcher
-from ragdown.search.filters import SearchFilters
-from ragdown.search.hybrid import Hit
-from ragdown.search.pipeline import SearchOutcome
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.query_log import QueryLog
 from ragdown.settings import ServerSettings
 
-__all__ = ["Engine", "index_location"]
+__all__ = ["Engine", "index_location", "load_embedder"]
 
 
-class Engine:
+def load_embedder(
+    data_dir: Path, name: str | None, threads: int | None, settings: ServerSettings | None
+) -> tuple[Embedder, str]:
+    """`name`, else the embedder the index was built with, else the default, loaded; and its name."""
+    chosen = name or recorded_embedder(index_location(data_dir, settings or ServerSettings())) or "minilm"
+    return create_embedder(chosen, threads=threads), chosen
+
+
+class Engine(SearchCalls):
     """The index of one folder: sync, watch, search, read. Each call is handed to the part that
     owns it; the parts share the index (`index`, `syncer`) and nothing else."""
 
@@ -101,13 +104,14 @@ class Engine:
         threads: int | None = None,
         watch: bool | None = None,
         settings: ServerSettings | None = None,
+        *,
+        loaded: tuple[Embedder, str] | None = None,
         **options: Any,
     ) -> Engine:
-        """Open with `embedder_name`, else the embedder the index was built with, else the default."""
+        """Open with `embedder_name`, else the embedder the index was built with, else the default;
+        `loaded`: that embedder, loaded already (`load_embedder`), with the name it was chosen by."""
         check_data_dir(data_dir, check_docs_dir(docs_dir))
-        location = index_location(data_dir, settings or ServerSettings())
-        name = embedder_name or recorded_embedder(location) or "minilm"
-        embedder = create_embedder(name, threads=threads)
+        embedder, name = loaded or load_embedder(data_dir, embedder_name, threads, settings)
         return cls(docs_dir, data_dir, embedder, source=name, watch=watch, settings=settings, **options)
 
     def _ready(self) -> None:
@@ -210,70 +214,6 @@ class Engine:
     @property
     def query_log_path(self) -> Path:
         return self.searcher.query_log_path
-
-    def search(
-        self,
-        query: str,
-        limit: int = 10,
-        filters: SearchFilters | None = None,
-        policy: SearchPolicy | None = None,
-    ) -> list[Hit]:
-        return self.search_outcome(query, limit, filters, policy).hits
-
-    def search_outcome(
-        self,
-        query: str,
-        limit: int = 10,
-        filters: SearchFilters | None = None,
-        policy: SearchPolicy | None = None,
-    ) -> SearchOutcome:
-        return self.searcher.search_outcome(query, limit, filters, policy)
-
-    def recall(
-        self,
-        query: str,
-        limit: int = 10,
-        filters: SearchFilters | None = None,
-        *,
-        scope: Scope | None = None,
-        kind: str = "recall",
-    ) -> list[Hit]:
-        """A search inside `scope` (Searcher.recall), logged when enabled."""
-        return self.searcher.recall(query, limit, filters, scope=scope or Scope(), kind=kind)
-
-    def hook_settings(
-        self, call: Mapping[str, Any] | None = None, scope: Scope | None = None
-    ) -> HookSettings:
-        return self.searcher.hook_settings(call, scope)
-
-    def context(
-        self,
-        prompt: str,
-        *,
-        session_id: str | None = None,
-        reset: bool = False,
-        output: ContextFormat = "text",
-        overrides: Mapping[str, Any] | None = None,
-        scope: Scope | None = None,
-        within: tuple[str, ...] | None = None,
-        source: str | None = None,
-        caller: str = "",
-    ) -> ContextResult:
-        """`ragdown_context` for `scope`: the related sections not yet given to the session, with
-        paths relative to the scope and a memory of the scope's own. `source` names the scope in the
-        block; by default its absolute path (a local client's own folder). A search over listed
-        folders (root /mcp) keeps a memory per `caller` kind, so two teams never share one."""
-        return self.searcher.context(
-            prompt,
-            session_id=session_id,
-            reset=reset,
-            output=output,
-            overrides=overrides,
-            scope=scope or Scope(),
-            within=within,
-            source=source,
-            caller=caller,
-        )
 
     def warm(self) -> None:
         self.searcher.warm()

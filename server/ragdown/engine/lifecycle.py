@@ -19,6 +19,8 @@ from ragdown.indexing.folder_copy import COPY_NAME, FolderCopy
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_session import set_cache_limits
 from ragdown.indexing.meta import META_FILE
+from ragdown.indexing.snapshot.layout import SNAPSHOT_DIR
+from ragdown.indexing.snapshot.writer import SnapshotWriter
 from ragdown.indexing.store import ChunkStore
 from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.table import LANCE_DIR
@@ -45,7 +47,7 @@ def keep_private(data_dir: Path) -> None:
     make_private_dir(data_dir)
     tighten(data_dir)
     for entry in data_dir.iterdir():
-        if entry.name.startswith(LANCE_DIR) or entry.name in (META_FILE, COPY_NAME):
+        if entry.name.startswith(LANCE_DIR) or entry.name in (META_FILE, COPY_NAME, SNAPSHOT_DIR):
             tighten_tree(entry)
 
 
@@ -79,10 +81,14 @@ class IndexLifecycle:
         self.syncer.previous_vectors = self.index.previous_vectors
         self._full_lock = threading.Lock()
         self._last_full: float | None = None
+        # The primary keeps the search snapshot of the table it writes (docs/design.md#search-snapshot).
+        self.snapshots = SnapshotWriter(lambda: self.index.store) if writable else None
 
     def _after_sync(self, report: SyncReport) -> None:
         self.index.publish()
         self.publish_folder_copy()
+        if self.snapshots is not None:
+            self.snapshots.request()
         if report.changed:
             release_free_memory()  # batches of text, vectors and Arrow tables, all freed now
 
@@ -171,4 +177,6 @@ class IndexLifecycle:
             log.info("could not look at the newest index version: %s", error)
 
     def close(self) -> None:
+        if self.snapshots is not None:  # a one-shot `ragdown index` leaves its snapshot behind
+            self.snapshots.wait()
         self.embedder.close()

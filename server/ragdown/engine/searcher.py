@@ -16,7 +16,7 @@ from ragdown.hook.session_memory import ROOT_KEY_PREFIX, LruSessionMemory, Sessi
 from ragdown.hook.settings import HookSettings
 from ragdown.hook.settings import layers as hook_layers
 from ragdown.hook.settings import resolve as resolve_hook
-from ragdown.indexing.active import ActiveIndex
+from ragdown.indexing.searched import SearchedIndex
 from ragdown.search.filters import SearchFilters, filter_fields
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome, run_search
@@ -33,7 +33,7 @@ class Searcher:
 
     def __init__(
         self,
-        index: ActiveIndex,
+        index: SearchedIndex,
         docs_dir: Path,
         data_dir: Path,
         settings: ServerSettings,

@@ -14,6 +14,7 @@ idf = ln(1 + (N - n + 0.5) / (n + 0.5)), a query term counted as often as it is 
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -24,12 +25,14 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+_ARRAYS = ("starts", "rows", "counts", "norms")
 K1 = 1.2
 B = 0.75
 MAX_TOKEN_BYTES = 40  # tokens this long or longer are dropped (tantivy's RemoveLongFilter)
@@ -157,6 +160,25 @@ class Lexicon:
     def size(self) -> int:
         return int(self.norms.size)
 
+    def save(self, directory: Path) -> None:
+        """Write the postings as files `load` maps back (docs/design.md#search-snapshot): the terms one
+        per line in id order (a term is a run of letters and digits, never a newline), each array as
+        a `.npy` file, and N in `lexicon.json`."""
+        terms = sorted(self.term_ids, key=self.term_ids.__getitem__)
+        (directory / "bm25-terms.txt").write_text("\n".join(terms), encoding="utf-8")
+        for name in _ARRAYS:
+            np.save(directory / f"bm25-{name}.npy", getattr(self, name), allow_pickle=False)
+        (directory / "bm25.json").write_text(json.dumps({"documents": self.documents}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path) -> Lexicon:
+        """The postings `save` wrote, the arrays mapped read-only rather than read."""
+        text = (directory / "bm25-terms.txt").read_text(encoding="utf-8")
+        terms = text.split("\n") if text else []
+        arrays = {name: load_array(directory / f"bm25-{name}.npy") for name in _ARRAYS}
+        documents = int(json.loads((directory / "bm25.json").read_text(encoding="utf-8"))["documents"])
+        return cls(dict(zip(terms, range(len(terms)), strict=True)), documents=documents, **arrays)
+
     def scores(self, query: str, analyzer: Analyzer = ANALYZER) -> npt.NDArray[np.float64] | None:
         """Every row's BM25 score for `query` (0 where no term matches); None when none does."""
         wanted = Counter(self.term_ids[t] for t in analyzer.terms(query) if t in self.term_ids)
@@ -192,6 +214,16 @@ class Lexicon:
         return best, total[best]
 
 
+def load_array(path: Path) -> npt.NDArray[Any]:
+    """A `.npy` file mapped read-only (its pages shared by every process that maps it); an empty
+    array is read, as an empty file region cannot be mapped."""
+    try:
+        array: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError:
+        array = np.load(path, allow_pickle=False)
+    return array
+
+
 # One build at a time, off the search path (docs/search.md#bm25-from-memory).
 _BUILDS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-lexicon")
 log = logging.getLogger(__name__)
@@ -206,6 +238,15 @@ class LexiconBuild:
         self._future: Future[Lexicon | None] | None = None
         self._searches = 0
         self._lock = threading.Lock()
+
+    @classmethod
+    def built(cls, lexicon: Lexicon) -> LexiconBuild:
+        """Postings that are ready already (read from a snapshot on disk)."""
+        build = cls(None)
+        future: Future[Lexicon | None] = Future()
+        future.set_result(lexicon)
+        build._future = future
+        return build
 
     def ready(self) -> Lexicon | None:
         """The postings if they are built; None before, or if the build failed."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -23,13 +24,15 @@ class VectorSnapshot:
 
     columns: pa.Table
     vectors: np.ndarray
-    positions: dict[str, int] = field(default_factory=dict)  # id -> row
     lexicon: LexiconBuild = field(default_factory=lambda: LexiconBuild(None))
+    # The table version the rows were read at (None: not known), for the snapshot on disk.
+    version: int | None = None
 
-    def __post_init__(self) -> None:
-        if not self.positions and self.columns.num_rows:
-            ids = self.columns.column("id").to_pylist()
-            self.positions.update(zip(ids, range(len(ids)), strict=True))
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """id -> row, built when first needed: a search answered from the postings never needs it."""
+        ids = self.columns.column("id").to_pylist()
+        return dict(zip(ids, range(len(ids)), strict=True))
 
 
 class ReadCache:

@@ -55,3 +55,7 @@ def sql_string(value: str) -> str:
 
 def sql_in(column: str, values: list[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
+
+
+# What the search snapshot is read from: every column (docs/design.md#search-snapshot).
+SNAPSHOT_COLUMNS = [field.name for field in chunk_schema(1)]

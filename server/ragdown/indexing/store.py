@@ -19,13 +19,16 @@ from typing import TypeVar
 import numpy as np
 import pyarrow as pa
 
-from ragdown.documents.metadata import supersedes_boundary, within
+from ragdown.indexing.derived import aliases_in, superseded_in
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_session import connect, lance_session, set_cache_limits
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
-from ragdown.indexing.meta import IndexMeta
+from ragdown.indexing.meta import IndexMeta, rebuild_reason
 from ragdown.indexing.read_cache import ReadCache, VectorSnapshot
-from ragdown.indexing.schema import FILE_STATE_COLUMNS, FileState, sql_in
+from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in
+from ragdown.indexing.snapshot.layout import SKIPPED_COLUMNS
+from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
+from ragdown.indexing.snapshot.write import repoint, write_snapshot
 from ragdown.indexing.table import ChunkTable
 from ragdown.modes import private_files
 
@@ -130,28 +133,14 @@ class ChunkStore(ChunkTable):
         older version wrote are checked again here, so no folder's document hides another's."""
 
         def scan() -> frozenset[str]:
-            rows = self._scan(["path", "supersedes"], "supersedes != ''")
-            sources, targets = (rows.column(c).to_pylist() for c in ("path", "supersedes"))
-            return frozenset(
-                target
-                for source, value in zip(sources, targets, strict=True)
-                for target in value.split("\n")
-                if target and within(supersedes_boundary(source, folders_mode), target)
-            )
+            return superseded_in(self._scan(["path", "supersedes"], "supersedes != ''"), folders_mode)
 
         return self.memo(f"superseded:{folders_mode}", scan)
 
     def document_aliases(self) -> dict[str, list[str]]:
         """Every indexed path with its aliases (read from chunk 0)."""
 
-        def scan() -> dict[str, list[str]]:
-            rows = self._scan(["path", "aliases"], "chunk_index = 0")
-            paths, aliases = (rows.column(c).to_pylist() for c in ("path", "aliases"))
-            return {
-                path: [a for a in value.split("\n") if a] for path, value in zip(paths, aliases, strict=True)
-            }
-
-        return self.memo("aliases", scan)
+        return self.memo("aliases", lambda: aliases_in(self._scan(["path", "aliases"], "chunk_index = 0")))
 
     def chunks(self, columns: list[str], where: str) -> pa.Table:
         """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
@@ -168,17 +157,66 @@ class ChunkStore(ChunkTable):
         if snapshot is not None and snapshot.columns.column_names == columns:
             return snapshot
         generation = self._cache.generation
+        version = int(self.table.version)
+        persisted = self._persisted(version)
+        if persisted is not None:
+            snapshot = VectorSnapshot(
+                persisted.rows.select(columns),
+                persisted.vectors,
+                LexiconBuild.built(persisted.lexicon),
+                version,
+            )
+            self._cache.keep_snapshot(snapshot, generation)
+            return snapshot
         if self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
         table = self._scan([*columns, "vector", "search_text"])
-        vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
         snapshot = VectorSnapshot(
             table.drop_columns(["vector", "search_text"]).combine_chunks(),  # one chunk each: cheap `take`s
-            np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim),
+            self._matrix(table),
             lexicon=LexiconBuild(table.column("search_text")),
+            version=version,
         )
         self._cache.keep_snapshot(snapshot, generation)
         return snapshot
+
+    def _matrix(self, table: pa.Table) -> np.ndarray:
+        vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim)
+
+    def _persisted(self, version: int) -> PersistedSnapshot | None:
+        """The snapshot on disk when it answers for this table at `version` under this store's meta
+        (docs/design.md#search-snapshot); an index on object storage has none."""
+        if self.location.remote:
+            return None
+        persisted = open_current(self.location.data_dir, self.lance_dir, version)
+        if persisted is None or rebuild_reason(persisted.manifest.meta, self.meta) is not None:
+            return None
+        return persisted
+
+    def persist_snapshot(self) -> str | None:
+        """Write the snapshot of the table as it is now, unless the current one already answers for
+        this version or the table is too large to be searched from memory; returns its name. Rows
+        committed while it is read make it be dropped: the commit's own request writes the next."""
+        if not self.writable or self.building or self.location.remote:
+            return None
+        version = int(self.table.version)
+        if self._persisted(version) is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+            return None
+        table = self._scan(SNAPSHOT_COLUMNS)
+        lexicon = Lexicon.build(table.column("search_text").to_pylist())
+        if int(self.table.version) != version:
+            return None
+        rows = table.drop_columns(list(SKIPPED_COLUMNS))
+        return write_snapshot(
+            self.location.data_dir,
+            self.meta,
+            version,
+            rows,
+            self._matrix(table),
+            lexicon,
+            keep_for_s=self.keep_versions_for.total_seconds(),
+        )
 
     def start_lexicon(self) -> Future[Lexicon | None] | None:
         """Start building the BM25 postings of the rows in memory (None: no rows are held)."""
@@ -230,7 +268,10 @@ class ChunkStore(ChunkTable):
         and build the vector index once the table is large enough for it to pay."""
         self._require_writable()
         with self._cache.lock, private_files():
+            before = int(self.table.version)
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
+            if not self.location.remote:  # the same rows: the snapshot answers for the new version
+                repoint(self.location.data_dir, self.lance_dir, before, int(self.table.version))
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
                 "vector" in columns for columns in self.list_index_columns()
             ):

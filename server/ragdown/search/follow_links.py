@@ -14,7 +14,7 @@ import numpy as np
 from ragdown.documents.link_finder import find_links
 from ragdown.documents.links import LinkIndex, resolve_wikilink
 from ragdown.indexing.schema import sql_string
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.searched import SearchedStore
 from ragdown.search.fusion import Candidate
 from ragdown.search.hybrid import HIT_COLUMNS, Hit, to_hit, vectors_of
 
@@ -55,7 +55,7 @@ class LinkResolver:
 
 
 def closest_sections(
-    store: ChunkStore, path: str, where: str | None, vector: np.ndarray, exclude: set[str]
+    store: SearchedStore, path: str, where: str | None, vector: np.ndarray, exclude: set[str]
 ) -> list[tuple[dict[str, object], float]]:
     """The linked document's chunks nearest the query, from the stored vectors; `where` keeps every
     search filter (a superseded or filtered-out document yields nothing)."""
@@ -73,7 +73,7 @@ def follow_links(
     hits: list[Hit],
     count: int,
     resolver: LinkResolver,
-    store: ChunkStore,
+    store: SearchedStore,
     where: str | None,
     vector: np.ndarray,
     limit: int,

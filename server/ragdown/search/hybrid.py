@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragdown.indexing.read_cache import VectorSnapshot
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.searched import SearchedStore
 from ragdown.search.aliases import row_aliases
 from ragdown.search.filters import Prefilter
 from ragdown.search.fusion import Candidate, Rankings, Retrieved
@@ -77,7 +77,7 @@ def vectors_of(table: pa.Table) -> np.ndarray:
 
 
 def _lexical_rows(
-    store: ChunkStore, query: str, pool: int, where: str | None, snapshot: VectorSnapshot | None
+    store: SearchedStore, query: str, pool: int, where: str | None, snapshot: VectorSnapshot | None
 ) -> pa.Table | None:
     """The BM25 pool: only ids and scores when the rows are in memory (LanceDB's fetch of the other
     columns and the vectors cost a third of the query), else the rows with their vectors."""
@@ -118,7 +118,7 @@ def _ranking_from_memory(
     return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
 
 
-def _dense_ranking(store: ChunkStore, vector: np.ndarray, pool: int, where: str | None) -> list[Retrieved]:
+def _dense_ranking(store: SearchedStore, vector: np.ndarray, pool: int, where: str | None) -> list[Retrieved]:
     table = store.dense(vector, pool, where, HIT_COLUMNS)
     similarities = (1.0 - table.column("_distance").to_numpy()).tolist()
     rows = table.drop_columns(["_distance"]).to_pylist()
@@ -161,12 +161,12 @@ class LexicalPool:
     found: tuple[np.ndarray, list[float]] | None = None
 
 
-def _snapshot_for(store: ChunkStore, where: Prefilter | str | None) -> VectorSnapshot | None:
+def _snapshot_for(store: SearchedStore, where: Prefilter | str | None) -> VectorSnapshot | None:
     return store.vector_snapshot(HIT_COLUMNS) if isinstance(where, Prefilter) else None
 
 
 def start_lexical(
-    store: ChunkStore, query: str, pool: int, where: Prefilter | str | None
+    store: SearchedStore, query: str, pool: int, where: Prefilter | str | None
 ) -> LexicalPool | None:
     """The BM25 pool (None for a query without words): from the snapshot's postings when they are
     built, else started in the background, as it needs no query vector and runs while the query is
@@ -186,7 +186,7 @@ def start_lexical(
 
 
 def retrieve(
-    store: ChunkStore,
+    store: SearchedStore,
     query: str,
     vector: np.ndarray,
     pool: int,

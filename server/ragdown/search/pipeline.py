@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragdown.indexing.embedders.base import Embedder
-from ragdown.indexing.store import ChunkStore
+from ragdown.indexing.searched import SearchedStore
 from ragdown.search.abstention import knows_nothing
 from ragdown.search.aliases import boost_aliases, named_documents
 from ragdown.search.caps import cap_per_document
@@ -60,7 +60,7 @@ def fuse(
 
 
 def run_search(
-    store: ChunkStore,
+    store: SearchedStore,
     embedder: Embedder,
     query: str,
     limit: int,

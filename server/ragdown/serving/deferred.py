@@ -1,7 +1,10 @@
 """An engine that loads in the background, so a stdio client connects at once.
 
-Loading the model (and, the first time, building its int8 copy) can take longer than a client
-waits for the handshake; tool calls made meanwhile wait for the load instead.
+Loading the model (and, the first time, building its int8 copy) and opening the index can take longer
+than a client waits for the handshake. The load runs in two steps on one thread: first the embedder
+and the search snapshot (`early`), which answer searches at once when the snapshot is current
+(docs/design.md#search-snapshot); then the index itself. Search calls made before the index is open
+go to the snapshot; every other call waits for the index.
 """
 
 from __future__ import annotations
@@ -14,19 +17,39 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragdown.engine import Engine
+    from ragdown.engine.snapshot_engine import SnapshotEngine
 
 log = logging.getLogger(__name__)
 
+# What a snapshot answers as the engine would (engine/search_calls.SearchCalls).
+EARLY_CALLS = frozenset({"search", "search_outcome", "recall", "hook_settings", "context"})
+
+
+def _no_snapshot() -> SnapshotEngine | None:
+    return None
+
 
 class DeferredEngine:
-    """Stands in for an `Engine`: attribute access waits until `load` has returned it."""
+    """Stands in for an `Engine`: search calls go to `early()`'s snapshot until `load(snapshot)` has
+    returned the engine; other attribute access waits for it."""
 
-    def __init__(self, load: Callable[[], Engine]) -> None:
+    def __init__(
+        self,
+        load: Callable[[SnapshotEngine | None], Engine],
+        early: Callable[[], SnapshotEngine | None] = _no_snapshot,
+    ) -> None:
+        self._early: Future[SnapshotEngine | None] = Future()
         self._future: Future[Engine] = Future()
 
         def run() -> None:
             try:
-                self._future.set_result(load())
+                snapshot = early()
+            except Exception as error:  # the load below reports it, with what the user set
+                log.debug("no early search: %s", error)
+                snapshot = None
+            self._early.set_result(snapshot)
+            try:
+                self._future.set_result(load(snapshot))
             except BaseException as error:
                 log.error("the index could not be opened: %s", error)
                 self._future.set_exception(error)
@@ -34,6 +57,10 @@ class DeferredEngine:
         threading.Thread(target=run, name="ragdown-load", daemon=True).start()
 
     def __getattr__(self, name: str) -> Any:
+        if name in EARLY_CALLS and not self._future.done():
+            snapshot = self._early.result()
+            if snapshot is not None:
+                return getattr(snapshot, name)
         return getattr(self._future.result(), name)
 
     def close(self) -> None:

@@ -1,0 +1,58 @@
+"""Search calls answered from the search snapshot while the index itself is not open yet
+(docs/design.md#search-snapshot): `ragdown search` and the first calls of a starting `ragdown stdio`
+need neither LanceDB nor a scan of the table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdown.engine.lifecycle import index_location
+from ragdown.engine.search_calls import SearchCalls
+from ragdown.engine.searcher import Searcher
+from ragdown.hook.session_memory import SessionMemory
+from ragdown.indexing.active import meta_for
+from ragdown.indexing.embedders import Embedder
+from ragdown.indexing.snapshot.store import SnapshotIndex, current_snapshot
+from ragdown.settings import ServerSettings
+
+
+class SnapshotEngine(SearchCalls):
+    """The search calls of an `Engine`, over the snapshot of the index as it is on disk now. The
+    embedder is the caller's: it outlives this (the engine that takes over uses it)."""
+
+    def __init__(self, searcher: Searcher) -> None:
+        self.searcher = searcher
+
+    @property
+    def memory(self) -> SessionMemory:
+        """The hook's session memory, for the engine that takes over to keep."""
+        return self.searcher.memory
+
+    @classmethod
+    def open(
+        cls, docs_dir: Path, data_dir: Path, embedder: Embedder, source: str, settings: ServerSettings
+    ) -> SnapshotEngine | None:
+        """None unless the index is on this disk, its snapshot answers for its newest version and was
+        built by `embedder`, and no setting asks for what only the table answers (following links)."""
+        location = index_location(data_dir, settings)
+        if location.remote or settings.follow_links > 0:
+            return None
+        store = current_snapshot(location.data_dir, meta_for(embedder, source))
+        if store is None:
+            return None
+        searcher = Searcher(
+            SnapshotIndex(store, embedder),
+            docs_dir,
+            data_dir,
+            settings,
+            ready=lambda: None,
+            folders_mode=False,
+            policy=None,
+            memory=None,
+            server_config=None,
+        )
+        return cls(searcher)
+
+    def close(self) -> None:
+        """Close the embedder: for a caller that hands it to no engine (a one-shot search)."""
+        self.searcher.index.embedder.close()

@@ -1,0 +1,52 @@
+"""The primary's writes of the search snapshot: after each sync, in the background, one at a time
+(docs/design.md#search-snapshot)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from ragdown.indexing.store import ChunkStore
+
+log = logging.getLogger(__name__)
+
+_WRITES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-snapshot")
+
+
+class SnapshotWriter:
+    """Writes the snapshot of `store_of()` when asked. Requests made while a write runs collapse into
+    one more write after it, so a burst of commits costs at most two."""
+
+    def __init__(self, store_of: Callable[[], ChunkStore]) -> None:
+        self._store_of = store_of
+        self._lock = threading.Lock()
+        self._running: Future[None] | None = None
+        self._again = False
+
+    def request(self) -> Future[None]:
+        with self._lock:
+            if self._running is not None and not self._running.done():
+                self._again = True
+                return self._running
+            self._running = _WRITES.submit(self._run)
+            return self._running
+
+    def wait(self) -> None:
+        """Until the requested writes are done (a one-shot command leaves its snapshot behind)."""
+        running = self._running
+        if running is not None:
+            running.result()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._again = False
+            try:
+                self._store_of().persist_snapshot()
+            except Exception:  # searches then read LanceDB, as without a snapshot
+                log.exception("could not write the search snapshot")
+            with self._lock:
+                if not self._again:
+                    return

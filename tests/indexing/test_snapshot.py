@@ -1,0 +1,260 @@
+"""The search snapshot on disk (docs/design.md#search-snapshot): written by the primary after each
+sync, it holds exactly the table's rows, vectors and BM25 postings at the version it names, searches
+from it return the same rows and scores as searches from the table, a stale or foreign one is never
+used, and a write cut short leaves the previous one in use."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.indexing.active import meta_for
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.indexing.lexicon import Lexicon
+from ragdown.indexing.schema import SNAPSHOT_COLUMNS
+from ragdown.indexing.snapshot import read as snapshot_read
+from ragdown.indexing.snapshot.layout import (
+    CURRENT,
+    MANIFEST,
+    VECTORS,
+    read_current,
+    snapshot_root,
+    table_version_on_disk,
+)
+from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
+from ragdown.indexing.snapshot.store import current_snapshot
+from ragdown.indexing.store import ChunkStore
+from ragdown.search.filters import SearchFilters
+from ragdown.search.pipeline import run_search
+from tests.conftest import WriteDoc, synced_engine
+
+DOCS = {
+    "ops/postgres.md": "---\naliases: [pg]\n---\n# Postgres backups\nNightly pg_dump to the bucket.\n\n"
+    "## Restore\nStop the app, then pg_restore the newest dump.\n\n## Schedule\nThe dump runs at 02:00.",
+    "ops/on-call.md": "---\ntags: [ops/rota]\n---\n# On-call\nThe rota changes on Mondays.\n\n"
+    "## Paging\nPage the secondary after ten minutes.",
+    "notes/old.md": "# Old runbook\nRestore from tape; call the vendor.",
+    "notes/new.md": "---\nsupersedes: notes/old.md\n---\n# New runbook\nRestore from the bucket.",
+    "guide/rust.md": "# Errors\nUse Result and the ? operator instead of panicking.\n\n"
+    "## Ownership\nEach value has one owner; borrowing lends it.",
+}
+QUERIES = [
+    "restore the database",
+    "pg_restore newest dump",
+    "who gets paged",
+    "ownership and borrowing",
+    "the ? operator",
+    "tape vendor",
+    "rota Mondays",
+    "nothing here matches zzzz",
+]
+FILTERS = [
+    None,
+    SearchFilters(path_prefix="ops/"),
+    SearchFilters(tag="ops"),
+    SearchFilters(written_by="user"),
+]
+
+
+@pytest.fixture
+def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
+    built = synced_engine(make_engine, write, DOCS)
+    written(built)
+    return built
+
+
+def written(engine: Engine) -> PersistedSnapshot:
+    """The snapshot the engine's writer left for the table as it is now."""
+    assert engine.lifecycle.snapshots is not None
+    engine.lifecycle.snapshots.wait()
+    store = engine.store
+    persisted = open_current(store.data_dir, store.lance_dir, int(store.table.version))
+    assert persisted is not None, read_current(store.data_dir)
+    return persisted
+
+
+@pytest.fixture
+def without_snapshot(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Stores read the table itself, as they did before snapshots."""
+    monkeypatch.setattr(ChunkStore, "_persisted", lambda self, version: None)
+    yield
+
+
+def hits_of(
+    store: object, engine: Engine, query: str, filters: SearchFilters | None
+) -> list[tuple[str, float, float]]:
+    outcome = run_search(store, engine.embedder, query, 5, filters)  # type: ignore[arg-type]
+    return [(h.id, h.score, h.similarity) for h in outcome.hits]
+
+
+def table_rows(store: ChunkStore) -> pa.Table:
+    return store.chunks(SNAPSHOT_COLUMNS, "true").sort_by("id")
+
+
+def assert_snapshot_is_the_table(persisted: PersistedSnapshot, store: ChunkStore) -> None:
+    """Every row, column, vector and posting of the snapshot is the table's at this version."""
+    table = table_rows(store)
+    order = np.argsort(np.array(persisted.rows.column("id").to_pylist()), kind="stable")
+    rows = persisted.rows.take(pa.array(order))
+    assert rows.to_pylist() == table.drop_columns(["vector", "search_text"]).to_pylist()
+    vectors = np.asarray(table.column("vector").to_pylist(), dtype=np.float32)
+    assert np.array_equal(np.asarray(persisted.vectors)[order], vectors)
+    rebuilt = Lexicon.build(table.column("search_text").to_pylist())
+    ids = table.column("id").to_pylist()
+    persisted_ids = persisted.rows.column("id").to_pylist()
+    for query in QUERIES:
+        ours = dict(zip(*persisted.lexicon.top(query, 100), strict=True))
+        fresh = dict(zip(*rebuilt.top(query, 100), strict=True))
+        assert {persisted_ids[p]: s for p, s in ours.items()} == {ids[p]: s for p, s in fresh.items()}
+
+
+def assert_same_searches(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every query and filter: the same hits and scores from the snapshot alone, from the store
+    reading the snapshot, and from the store reading the table (postings built from its rows)."""
+    snapshot_store = current_snapshot(engine.data_dir)
+    assert snapshot_store is not None
+    from_snapshot = {(q, str(f)): hits_of(snapshot_store, engine, q, f) for q in QUERIES for f in FILTERS}
+    engine.store._cache.forget()
+    through_store = {(q, str(f)): hits_of(engine.store, engine, q, f) for q in QUERIES for f in FILTERS}
+    with monkeypatch.context() as patched:
+        patched.setattr(ChunkStore, "_persisted", lambda self, version: None)
+        engine.store._cache.forget()
+        assert engine.store.start_lexicon() is None  # nothing held: the next search reads the table
+        scanned = engine.store.vector_snapshot(["id"])
+        assert scanned is not None and engine.store.start_lexicon() is not None
+        engine.store.start_lexicon().result()  # type: ignore[union-attr]
+        from_table = {(q, str(f)): hits_of(engine.store, engine, q, f) for q in QUERIES for f in FILTERS}
+    engine.store._cache.forget()
+    assert from_snapshot == through_store == from_table
+    assert any(from_table.values())
+
+
+def test_a_sync_leaves_the_snapshot_of_the_table_it_wrote(engine: Engine) -> None:
+    persisted = written(engine)
+    assert persisted.version == int(engine.store.table.version)
+    assert persisted.version == table_version_on_disk(engine.data_dir, engine.store.lance_dir)
+    assert persisted.manifest.meta.embedder == engine.embedder.name
+    assert_snapshot_is_the_table(persisted, engine.store)
+    root = snapshot_root(engine.data_dir)
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    for entry in [root / CURRENT, *(root / persisted.name).iterdir()]:
+        assert stat.S_IMODE(entry.stat().st_mode) & 0o077 == 0, entry  # every folder's text
+
+
+def test_searches_from_the_snapshot_equal_searches_from_the_table(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_same_searches(engine, monkeypatch)
+
+
+def test_after_writes_and_deletes_the_snapshot_follows(
+    engine: Engine, write: WriteDoc, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = written(engine)
+    write("ops/postgres.md", DOCS["ops/postgres.md"] + "\n\n## Verify\nCheck the row counts after a restore.")
+    write("guide/tape.md", "# Tape\nThe vendor keeps the tapes; restore takes a day.")
+    (docs / "notes" / "old.md").unlink()
+    engine.sync()
+    after = written(engine)
+    assert after.version > before.version and after.name != before.name
+    assert_snapshot_is_the_table(after, engine.store)
+    assert_same_searches(engine, monkeypatch)
+    paths = set(after.rows.column("path").to_pylist())
+    assert "guide/tape.md" in paths and "notes/old.md" not in paths
+
+
+def test_a_full_rebuild_and_another_model_get_their_own_snapshot(
+    engine: Engine, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = written(engine)
+    engine.sync(full=True)  # rebuilt beside, then switched to
+    rebuilt = written(engine)
+    assert rebuilt.manifest.meta.lance_dir != first.manifest.meta.lance_dir
+    assert_snapshot_is_the_table(rebuilt, engine.store)
+    assert_same_searches(engine, monkeypatch)
+    engine.close()
+    other = make_engine(HashEmbedder(dim=64), source="hash")  # another model: another table
+    other.sync()
+    switched = written(other)
+    assert switched.manifest.meta.embedder == "hash-64" and switched.vectors.shape[1] == 64
+    assert_snapshot_is_the_table(switched, other.store)
+    assert_same_searches(other, monkeypatch)
+
+
+def test_a_snapshot_of_another_version_or_model_is_not_used(
+    engine: Engine, write: WriteDoc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    persisted = written(engine)
+    assert current_snapshot(engine.data_dir) is not None
+    # A commit the writer has not caught up with: the table moved past the snapshot.
+    monkeypatch.setattr(engine.lifecycle.snapshots, "request", lambda: None)
+    write("guide/late.md", "# Late\nWritten after the snapshot.")
+    engine.sync()
+    assert read_current(engine.data_dir).table_version == persisted.version  # type: ignore[union-attr]
+    assert current_snapshot(engine.data_dir) is None
+    engine.store._cache.forget()
+    held = engine.store.vector_snapshot(["id", "path"])
+    assert held is not None and "guide/late.md" in held.columns.column("path").to_pylist()
+    # Another model than the one asked for: not used either.
+    assert current_snapshot(engine.data_dir, meta_for(HashEmbedder(dim=64), "hash")) is None
+
+
+def test_a_snapshot_that_does_not_check_out_is_ignored(engine: Engine) -> None:
+    persisted = written(engine)
+    directory = snapshot_root(engine.data_dir) / persisted.name
+    snapshot_read._OPENED.clear()
+    with (directory / VECTORS).open("ab") as handle:  # a file of another size than recorded
+        handle.write(b"\0" * 16)
+    assert open_current(engine.data_dir) is None
+    assert current_snapshot(engine.data_dir) is None
+    engine.store._cache.forget()
+    assert engine.store.vector_snapshot(["id"]) is not None  # the table answers instead
+    manifest = json.loads((directory / MANIFEST).read_text())
+    manifest["format"] = 999
+    (directory / MANIFEST).write_text(json.dumps(manifest))
+    snapshot_read._OPENED.clear()
+    assert open_current(engine.data_dir) is None
+
+
+def test_a_compaction_keeps_the_snapshot_current(
+    engine: Engine, write: WriteDoc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patched:  # a commit left uncompacted, as between two compactions
+        patched.setattr(ChunkStore, "compact", lambda self: None)
+        write("guide/more.md", "# More\nA section to compact.")
+        engine.sync()
+        persisted = written(engine)
+    version = int(engine.store.table.version)
+    engine.store.compact()
+    assert int(engine.store.table.version) > version
+    current = read_current(engine.data_dir)
+    assert current is not None and current.name == persisted.name
+    assert current.table_version == int(engine.store.table.version)
+    assert current_snapshot(engine.data_dir) is not None
+
+
+def test_old_snapshots_and_leftovers_are_removed_after_their_grace(engine: Engine, write: WriteDoc) -> None:
+    first = written(engine)
+    root = snapshot_root(engine.data_dir)
+    leftover = root / ".tmp-lance-v1-dead"
+    leftover.mkdir()
+    os.utime(leftover, (0, 0))
+    write("guide/more.md", "# More\ntext")
+    engine.sync()
+    second = written(engine)
+    assert (root / first.name).is_dir()  # a search may still be opening it
+    assert not leftover.exists()  # a writer that died long ago
+    os.utime(root / first.name, (0, 0))
+    write("guide/more.md", "# More\nother text")
+    engine.sync()
+    third = written(engine)
+    assert not (root / first.name).exists()
+    assert {e.name for e in root.iterdir()} == {CURRENT, second.name, third.name}
