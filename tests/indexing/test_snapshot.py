@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -81,13 +81,6 @@ def written(engine: Engine) -> PersistedSnapshot:
     return persisted
 
 
-@pytest.fixture
-def without_snapshot(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Stores read the table itself, as they did before snapshots."""
-    monkeypatch.setattr(ChunkStore, "_persisted", lambda self, version: None)
-    yield
-
-
 def hits_of(
     store: object, engine: Engine, query: str, filters: SearchFilters | None
 ) -> list[tuple[str, float, float]]:
@@ -129,7 +122,8 @@ def assert_same_searches(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> Non
         engine.store._cache.forget()
         assert engine.store.start_lexicon() is None  # nothing held: the next search reads the table
         scanned = engine.store.vector_snapshot(["id"])
-        assert scanned is not None and engine.store.start_lexicon() is not None
+        assert scanned is not None
+        assert engine.store.start_lexicon() is not None
         engine.store.start_lexicon().result()  # type: ignore[union-attr]
         from_table = {(q, str(f)): hits_of(engine.store, engine, q, f) for q in QUERIES for f in FILTERS}
     engine.store._cache.forget()
@@ -164,11 +158,13 @@ def test_after_writes_and_deletes_the_snapshot_follows(
     (docs / "notes" / "old.md").unlink()
     engine.sync()
     after = written(engine)
-    assert after.version > before.version and after.name != before.name
+    assert after.version > before.version
+    assert after.name != before.name
     assert_snapshot_is_the_table(after, engine.store)
     assert_same_searches(engine, monkeypatch)
     paths = set(after.rows.column("path").to_pylist())
-    assert "guide/tape.md" in paths and "notes/old.md" not in paths
+    assert "guide/tape.md" in paths
+    assert "notes/old.md" not in paths
 
 
 def test_a_full_rebuild_and_another_model_get_their_own_snapshot(
@@ -184,7 +180,8 @@ def test_a_full_rebuild_and_another_model_get_their_own_snapshot(
     other = make_engine(HashEmbedder(dim=64), source="hash")  # another model: another table
     other.sync()
     switched = written(other)
-    assert switched.manifest.meta.embedder == "hash-64" and switched.vectors.shape[1] == 64
+    assert switched.manifest.meta.embedder == "hash-64"
+    assert switched.vectors.shape[1] == 64
     assert_snapshot_is_the_table(switched, other.store)
     assert_same_searches(other, monkeypatch)
 
@@ -202,7 +199,8 @@ def test_a_snapshot_of_another_version_or_model_is_not_used(
     assert current_snapshot(engine.data_dir) is None
     engine.store._cache.forget()
     held = engine.store.vector_snapshot(["id", "path"])
-    assert held is not None and "guide/late.md" in held.columns.column("path").to_pylist()
+    assert held is not None
+    assert "guide/late.md" in held.columns.column("path").to_pylist()
     # Another model than the one asked for: not used either.
     assert current_snapshot(engine.data_dir, meta_for(HashEmbedder(dim=64), "hash")) is None
 
@@ -236,7 +234,8 @@ def test_a_compaction_keeps_the_snapshot_current(
     engine.store.compact()
     assert int(engine.store.table.version) > version
     current = read_current(engine.data_dir)
-    assert current is not None and current.name == persisted.name
+    assert current is not None
+    assert current.name == persisted.name
     assert current.table_version == int(engine.store.table.version)
     assert current_snapshot(engine.data_dir) is not None
 

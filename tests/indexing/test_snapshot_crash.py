@@ -85,7 +85,8 @@ def test_a_killed_writer_leaves_a_whole_snapshot_or_the_previous_one(tmp_path: P
         found = check(data_dir)
         caught += any(e.name.startswith(".tmp-") for e in (data_dir / "snapshot").iterdir())
         # The newest finished write, or one the kill caught after its rename and before its print.
-        assert found is not None and found >= finished[-1]
+        assert found is not None
+        assert found >= finished[-1]
         seen.add(found)
         start = (found or start) + 1
     assert len(seen) >= 2  # the reader saw the snapshot change under it
