@@ -1,0 +1,135 @@
+"""Searches from the search snapshot alone (docs/design.md#search-snapshot): a one-shot `ragdown
+search` answers from it without importing LanceDB, with the hits the index gives; a starting
+`ragdown stdio` answers searches from it while the index opens, and other calls wait for the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ragdown.engine import Engine
+from ragdown.engine.snapshot_engine import SnapshotEngine
+from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.serving.deferred import DeferredEngine
+from ragdown.settings import ServerSettings
+from tests.conftest import WriteDoc, run_cli, synced_engine
+
+DOCS = {
+    "ops/postgres.md": "# Postgres backups\nNightly pg_dump.\n\n## Restore\npg_restore the newest dump.",
+    "ops/on-call.md": "# On-call\nThe rota changes on Mondays.\n\n## Paging\nPage the secondary.",
+    "guide/rust.md": "# Errors\nUse Result and the ? operator instead of panicking.",
+}
+# Runs `ragdown search` in this process and says afterwards whether LanceDB was imported.
+PROBE = (
+    "import sys\nfrom ragdown.cli import main\n"
+    "try:\n    code = main(sys.argv[1:])\nfinally:\n"
+    "    print('LANCEDB' if 'lancedb' in sys.modules else 'NO-LANCEDB', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str, float]], bool]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    import subprocess
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            "search",
+            str(docs),
+            query,
+            "--data-dir",
+            str(data_dir),
+            "--top-k",
+            "3",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)["hits"]
+    return [(h["path"], h["heading"], h["score"]) for h in hits], "NO-LANCEDB" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_one_shot_search_answers_from_the_snapshot_without_lancedb(tmp_path: Path) -> None:
+    docs, data_dir = tmp_path / "docs", tmp_path / "data"
+    for path, text in DOCS.items():
+        (docs / path).parent.mkdir(parents=True, exist_ok=True)
+        (docs / path).write_text(text, encoding="utf-8")
+    indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
+    assert indexed.returncode == 0, indexed.stderr
+    assert (data_dir / "snapshot" / "CURRENT").is_file()  # `ragdown index` leaves its snapshot
+    for query in ("restore the dump", "who is paged", "the ? operator"):
+        from_snapshot, imported = search(docs, data_dir, query)
+        assert not imported
+        assert from_snapshot
+        saved = data_dir / "snapshot"
+        shutil.move(saved, tmp_path / "kept")
+        from_table, imported = search(docs, data_dir, query)
+        shutil.move(tmp_path / "kept", saved)
+        assert imported  # without a snapshot the index itself answers
+        assert [h[:2] for h in from_snapshot] == [h[:2] for h in from_table]
+        assert [h[2] for h in from_snapshot] == pytest.approx([h[2] for h in from_table], rel=1e-6)
+
+
+def test_a_snapshot_engine_searches_as_the_engine_does(
+    make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
+) -> None:
+    engine = synced_engine(make_engine, write, DOCS)
+    assert engine.lifecycle.snapshots is not None
+    engine.lifecycle.snapshots.wait()
+    settings = ServerSettings()
+    snapshot = SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", settings)
+    assert snapshot is not None
+    for query in ("restore the dump", "who is paged", "panicking"):
+        assert snapshot.search(query, 3) == engine.search(query, 3)
+    # Not for another model, nor when following links (which reads the table), nor off this disk.
+    assert SnapshotEngine.open(docs, data_dir, HashEmbedder(dim=64), "hash", settings) is None
+    linking = ServerSettings(follow_links=2)
+    assert SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", linking) is None
+
+
+def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
+    make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
+) -> None:
+    engine = synced_engine(make_engine, write, DOCS)
+    assert engine.lifecycle.snapshots is not None
+    engine.lifecycle.snapshots.wait()
+    snapshot = SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", ServerSettings())
+    assert snapshot is not None
+    release = threading.Event()
+    handed: list[object] = []
+
+    def load(early: SnapshotEngine | None) -> Engine:
+        handed.append(early)
+        assert release.wait(30)
+        return engine
+
+    deferred = DeferredEngine(load, lambda: snapshot)
+    hits = deferred.recall("restore the dump", 3)  # answered while the load waits
+    assert hits == engine.recall("restore the dump", 3)
+    assert deferred.search.__self__ is snapshot  # type: ignore[attr-defined]
+    waiting: list[object] = []
+    caller = threading.Thread(target=lambda: waiting.append(deferred.documents))
+    caller.start()
+    caller.join(0.2)
+    assert caller.is_alive()  # anything but a search waits for the index
+    release.set()
+    caller.join(30)
+    assert waiting == [engine.documents]
+    assert handed == [snapshot]  # the engine is told of the snapshot (its hook memory goes on)
+    assert deferred.search.__self__ is engine  # type: ignore[attr-defined]
