@@ -38,8 +38,6 @@ PROBE = (
 
 def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str, float]], bool]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    import subprocess
-
     done = subprocess.run(
         [
             sys.executable,
