@@ -131,3 +131,49 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
     assert waiting == [engine.documents]
     assert handed == [snapshot]  # the engine is told of the snapshot (its hook memory goes on)
     assert deferred.search.__self__ is engine  # type: ignore[attr-defined]
+
+
+def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:
+    """`ragdown index` as a real process: its report, and whether it imported LanceDB."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = ["index", str(docs), "--data-dir", str(data_dir)]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), "NO-LANCEDB" not in done.stderr
+
+
+@pytest.mark.slow
+def test_an_unchanged_folder_is_indexed_from_the_snapshot_alone(tmp_path: Path) -> None:
+    docs, data_dir = tmp_path / "docs", tmp_path / "data"
+    for path, text in DOCS.items():
+        (docs / path).parent.mkdir(parents=True, exist_ok=True)
+        (docs / path).write_text(text, encoding="utf-8")
+    assert run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash").returncode == 0
+    report, imported = index(docs, data_dir)
+    assert (report["unchanged"], report["added"], report["updated"], report["removed"]) == (3, 0, 0, 0)
+    assert not imported
+    # Each change is seen: the index itself syncs it, and the next run is quick again.
+    changes: list[tuple[Callable[[], object], str]] = [
+        (lambda: (docs / "ops/on-call.md").write_text("# On-call\nThe rota changes on Fridays."), "updated"),
+        (lambda: (docs / "guide/new.md").write_text("# New\nA new page."), "added"),
+        (lambda: (docs / "guide/rust.md").unlink(), "removed"),
+    ]
+    for change, counted in changes:
+        change()
+        report, imported = index(docs, data_dir)
+        assert imported
+        assert report[counted] == 1
+        report, imported = index(docs, data_dir)
+        assert not imported
+        assert report["unchanged"] == len(list(docs.rglob("*.md")))
+    # Asking for another embedder than the index's is a rebuild, never "unchanged".
+    other = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "minilm")
+    assert other.returncode == 0, other.stderr
+    assert json.loads(other.stdout)["added"] == len(list(docs.rglob("*.md")))

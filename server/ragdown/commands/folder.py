@@ -78,6 +78,14 @@ def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
 
 
 def command_index(args: argparse.Namespace, settings: ServerSettings) -> int:
+    if not args.full and settings.index_uri is None:
+        from ragdown.indexing.snapshot.unchanged import unchanged_files
+
+        docs, data_dir, wanted = folder_args(args, settings)
+        unchanged = unchanged_files(docs, data_dir, wanted)
+        if unchanged is not None:  # nothing to sync: the index and its snapshot stand as they are
+            print(json.dumps(dict.fromkeys(REPORT_KEYS, 0) | {"unchanged": unchanged, "failed": []}))
+            return 0
     engine = open_engine(args, settings)
     try:
         report = sync_with_progress(engine, full=args.full)
