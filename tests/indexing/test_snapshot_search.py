@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,7 +121,8 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
     deferred = DeferredEngine(load, lambda: snapshot)
     hits = deferred.recall("restore the dump", 3)  # answered while the load waits
     assert hits == engine.recall("restore the dump", 3)
-    assert deferred.search.__self__ is snapshot  # type: ignore[attr-defined]
+    bound: Any = deferred.search
+    assert bound.__self__ is snapshot
     waiting: list[object] = []
     caller = threading.Thread(target=lambda: waiting.append(deferred.documents))
     caller.start()
@@ -130,7 +132,8 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
     caller.join(30)
     assert waiting == [engine.documents]
     assert handed == [snapshot]  # the engine is told of the snapshot (its hook memory goes on)
-    assert deferred.search.__self__ is engine  # type: ignore[attr-defined]
+    bound = deferred.search
+    assert bound.__self__ is engine
 
 
 def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:
