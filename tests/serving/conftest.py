@@ -139,6 +139,8 @@ def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Serv
         server_config=docs / ".ragdown-server.json",
     )
     engine.sync()
+    assert engine.lifecycle.snapshots is not None
+    engine.lifecycle.snapshots.wait()  # the search snapshot is written in the background
     port = free_port()
     app = create_app(engine, settings)
     server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))

@@ -7,9 +7,12 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ragdown import __version__
 from ragdown.bounds import is_remote
 from ragdown.commands.folder import data_dir_setting
 from ragdown.errors import CliError
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from ragdown.engine import Engine
     from ragdown.engine.snapshot_engine import SnapshotEngine
     from ragdown.indexing.embedders import Embedder
+    from ragdown.serving.tool_server import ToolServer
 
 
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -110,7 +114,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.deferred import DeferredEngine
     from ragdown.serving.start_checks import check_disabled_tools
-    from ragdown.serving.tools import Endpoint, build_server
+    from ragdown.serving.stdio_handshake import early_answer, folder_instructions, read_first_line
 
     folder = args.docs or settings.docs_dir
     if folder is None:
@@ -129,7 +133,10 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
         from ragdown.engine.snapshot_engine import SnapshotEngine
 
         loaded.append(load_embedder(data_dir, embedder, settings.threads, settings))
-        return SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
+        snapshot = SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
+        if snapshot is not None:
+            snapshot.searcher.warm()  # the model's session, before the first call needs it
+        return snapshot
 
     def load(snapshot: SnapshotEngine | None) -> Engine:
         from ragdown.engine import Engine
@@ -151,20 +158,54 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     # search snapshot when it is current, other calls wait for the index.
     engine = DeferredEngine(load, early)
     named = read_folder(docs.parent, docs.name)
-    endpoint = Endpoint(
-        engine=cast("Engine", engine),
-        scope=Scope(),
+    title = named.title if named else docs.name
+
+    def build() -> ToolServer:
+        from ragdown.serving.tools import Endpoint, build_server
+
+        endpoint = Endpoint(
+            engine=cast("Engine", engine),
+            scope=Scope(),
+            name=f"ragdown-{docs.name}",
+            title=title,
+            read_only=settings.read_only,
+            disabled=settings.disabled_tool_names(),
+            local=True,
+        )
+        return build_server(endpoint)
+
+    # The SDK imports while the client's `initialize` is answered without it (docs/design.md#start-up).
+    server: Future[ToolServer] = Future()
+    threading.Thread(target=lambda: _run_into(server, build), name="ragdown-mcp", daemon=True).start()
+    first = read_first_line()
+    answer = early_answer(
+        first,
         name=f"ragdown-{docs.name}",
-        title=named.title if named else docs.name,
-        read_only=settings.read_only,
-        disabled=settings.disabled_tool_names(),
-        local=True,
+        title=title,
+        version=__version__,
+        instructions=folder_instructions(title),
     )
+    if answer is not None:
+        _write_all(1, answer[0])
     try:
-        anyio.run(build_server(endpoint).run_stdio_async)
+        from ragdown.serving.tool_server import run_stdio_after
+
+        anyio.run(run_stdio_after, server.result(), first, answer[1] if answer else None)
     finally:
         engine.close()
     return 0
+
+
+def _run_into(future: Future[ToolServer], build: Callable[[], ToolServer]) -> None:
+    try:
+        future.set_result(build())
+    except BaseException as error:  # raised again where the server is wanted
+        future.set_exception(error)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -24,6 +24,10 @@ class SnapshotEngine(SearchCalls):
         self.searcher = searcher
 
     @property
+    def settings(self) -> ServerSettings:
+        return self.searcher.settings
+
+    @property
     def memory(self) -> SessionMemory:
         """The hook's session memory, for the engine that takes over to keep."""
         return self.searcher.memory

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -21,8 +22,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# When the index opens beside a snapshot that answers: after the first search, or this long without
+# one; then once no search has run for a pause; and at the latest this long after the start.
+OPEN_INDEX_AFTER_S = 2.0
+OPEN_INDEX_PAUSE_S = 1.0
+OPEN_INDEX_BY_S = 10.0
 # What a snapshot answers as the engine would (engine/search_calls.SearchCalls).
 EARLY_CALLS = frozenset({"search", "search_outcome", "recall", "hook_settings", "context"})
+# ... and what the search tools read beside the call.
+EARLY_VALUES = frozenset({"settings"})
 
 
 def _no_snapshot() -> SnapshotEngine | None:
@@ -40,6 +48,10 @@ class DeferredEngine:
     ) -> None:
         self._early: Future[SnapshotEngine | None] = Future()
         self._future: Future[Engine] = Future()
+        self._first_search = threading.Event()
+        self._counting = threading.Lock()
+        self._calls = 0  # searches the snapshot is answering now
+        self._last_call = time.monotonic()
 
         def run() -> None:
             try:
@@ -48,6 +60,8 @@ class DeferredEngine:
                 log.debug("no early search: %s", error)
                 snapshot = None
             self._early.set_result(snapshot)
+            if snapshot is not None:
+                self._wait_for_a_pause()
             try:
                 self._future.set_result(load(snapshot))
             except BaseException as error:
@@ -60,8 +74,37 @@ class DeferredEngine:
         if name in EARLY_CALLS and not self._future.done():
             snapshot = self._early.result()
             if snapshot is not None:
+                return self._then_open(getattr(snapshot, name))
+        if name in EARLY_VALUES and not self._future.done():
+            snapshot = self._early.result()
+            if snapshot is not None:
                 return getattr(snapshot, name)
         return getattr(self._future.result(), name)
+
+    def _wait_for_a_pause(self) -> None:
+        """Open the index (LanceDB's import alone is ~1 s of CPU, which would slow the searches it
+        runs beside) once the snapshot has answered a first search and then no search for a moment,
+        or after a while whatever the searches do."""
+        started = time.monotonic()
+        self._first_search.wait(OPEN_INDEX_AFTER_S)
+        while time.monotonic() - started < OPEN_INDEX_BY_S and (
+            self._calls or time.monotonic() - self._last_call < OPEN_INDEX_PAUSE_S
+        ):
+            time.sleep(0.05)
+
+    def _then_open(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        def answered(*args: Any, **kwargs: Any) -> Any:
+            with self._counting:
+                self._calls += 1
+            try:
+                return call(*args, **kwargs)
+            finally:
+                with self._counting:
+                    self._calls -= 1
+                    self._last_call = time.monotonic()
+                self._first_search.set()
+
+        return answered
 
     def close(self) -> None:
         if self._future.done() and self._future.exception() is None:

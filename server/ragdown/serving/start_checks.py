@@ -7,9 +7,7 @@ import os
 
 from ragdown.errors import CliError
 from ragdown.folders.dir_checks import check_creatable
-from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.listen import PUBLIC
-from ragdown.serving.root_tools import ROOT_TOOLS
 from ragdown.settings import ServerSettings
 
 
@@ -49,6 +47,12 @@ def check_tokens(settings: ServerSettings) -> None:
 
 def check_disabled_tools(settings: ServerSettings) -> None:
     """A misspelt name in RAGDOWN_DISABLED_TOOLS would leave the tool on without a word."""
+    if not settings.disabled_tool_names():
+        return
+    # The tool definitions bring the MCP SDK: `ragdown stdio` answers its client before that import.
+    from ragdown.serving.folder_tools import TOOLS
+    from ragdown.serving.root_tools import ROOT_TOOLS
+
     known = {*TOOLS.names(), *ROOT_TOOLS.names()}
     unknown = ", ".join(sorted(settings.disabled_tool_names() - known))
     if unknown:

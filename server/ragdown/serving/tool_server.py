@@ -93,3 +93,51 @@ class ToolServer(MCPServer):
             return ""
         takes = ", ".join(known) or "no arguments"
         return f"{name}: unknown argument {', '.join(unknown)} ({name} takes {takes})"
+
+
+async def run_stdio_after(server: MCPServer, first: bytes, answered: object | None) -> None:
+    """Serve `server` over stdio when the first line (`first`) was read from stdin already, and the
+    `initialize` with id `answered` answered already (serving/stdio_handshake.py): the SDK gets the
+    line first, as if it had read it, and its own answer to that request is not written again."""
+    import anyio
+    import mcp_types
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    async with stdio_server() as (read_stream, write_stream):
+        to_server, from_client = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        to_client, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def read() -> None:
+            async with to_server:
+                if first.strip():
+                    try:
+                        message = mcp_types.jsonrpc_message_adapter.validate_json(first, by_name=False)
+                        await to_server.send(SessionMessage(message))
+                    except Exception as error:  # as the SDK's reader passes a line it cannot parse
+                        await to_server.send(error)
+                async for item in read_stream:
+                    await to_server.send(item)
+
+        async def write() -> None:
+            pending = answered
+            async with write_stream, from_server:  # ends once the server closed its side
+                async for item in from_server:
+                    if pending is not None and _answers(item.message, pending):
+                        pending = None  # the client has this answer already
+                        continue
+                    await write_stream.send(item)
+
+        async with anyio.create_task_group() as writing:
+            writing.start_soon(write)  # drains every answer, then closes stdout's stream
+            async with anyio.create_task_group() as reading:
+                reading.start_soon(read)
+                lowlevel = server._lowlevel_server
+                await lowlevel.run(from_client, to_client, lowlevel.create_initialization_options())
+                reading.cancel_scope.cancel()
+
+
+def _answers(message: Any, request_id: object) -> bool:
+    """Whether `message` is the result of the request `request_id`."""
+    data = json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))
+    return isinstance(data, dict) and data.get("id") == request_id and "result" in data

@@ -27,6 +27,7 @@ from ragdown.serving.folder_tools import TOOLS
 from ragdown.serving.metrics import Metrics
 from ragdown.serving.reach import Forward, Reach
 from ragdown.serving.root_tools import ROOT_TOOLS
+from ragdown.serving.stdio_handshake import folder_instructions
 from ragdown.serving.tool_registry import ToolDefinition, ToolFunction
 from ragdown.serving.tool_server import ToolServer
 
@@ -105,11 +106,7 @@ class Endpoint:
         return Place(self.engine, self.scope)
 
     def instructions(self) -> str:
-        return (
-            f'Search the "{self.title}" folder of the user\'s Markdown documents. Call ragdown_recall '
-            "before answering a question the documents might cover (notes, runbooks, decisions, "
-            "how-tos), then ragdown_read_doc to read around a hit before relying on it."
-        )
+        return folder_instructions(self.title)
 
 
 def _error(message: str, meta: dict[str, Any] | None = None) -> CallToolResult:
