@@ -20,7 +20,17 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_BENCH = REPO.parent / "shared" / "bench"
+
+
+def _shared_bench() -> Path:
+    """The shared data beside the repository; from a worktree (/work/wt/<name>) it sits one level higher."""
+    for top in REPO.parents:
+        if (top / "shared" / "bench").is_dir():
+            return top / "shared" / "bench"
+    return REPO.parent / "shared" / "bench"
+
+
+SHARED_BENCH = _shared_bench()
 CORPORA = SHARED_BENCH / "corpora"
 HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
 
