@@ -72,6 +72,11 @@ def markdown_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.md") if p.is_file())
 
 
+def parts_of(root: Path) -> list[str]:
+    """The corpus's top folders (PARTS for the large corpus; any folder for another corpus)."""
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
 def chunk_counts(root: Path) -> dict[str, int]:
     """Per part, the sections ragdown makes of it with its default embedder's chunk size (MiniLM,
     max_chars 500), counted with ragdown's own chunker (the code on PYTHONPATH)."""
@@ -79,7 +84,7 @@ def chunk_counts(root: Path) -> dict[str, int]:
     from ragdown.indexing.embedders.minilm import MINILM
 
     counts: dict[str, int] = {}
-    for part in PARTS:
+    for part in parts_of(root):
         folder = root / part
         total = 0
         for path in markdown_files(folder):
@@ -94,7 +99,7 @@ def chunk_counts(root: Path) -> dict[str, int]:
 
 
 def describe(root: Path) -> dict[str, Any]:
-    files = {part: len(markdown_files(root / part)) for part in PARTS}
+    files = {part: len(markdown_files(root / part)) for part in parts_of(root)}
     chunks = chunk_counts(root)
     return {
         "root": str(root),

@@ -100,14 +100,25 @@ class SourceRagdown(Ragdown):
 
 
 def git_describe(src: Path) -> str:
+    """HEAD of the checkout, the last commit that changed its server/ (the code measured), and whether
+    server/ has uncommitted changes."""
+
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", *args], cwd=src, capture_output=True, text=True, check=False
         ).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
+    server = git("log", "-1", "--format=%h", "--", "server")
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "server")
-    return f"{head}{' + uncommitted changes in server/' if dirty else ''}"
+    return f"{head} (server/ as of {server or '?'}{', with uncommitted changes' if dirty else ''})"
+
+
+def why(exc: BaseException) -> str:
+    """The first real error inside (nested) exception groups, as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:300]
 
 
 # --- process memory ------------------------------------------------------------------------------
@@ -218,14 +229,14 @@ async def fresh_session(peer: Peer, lay: Layout, queries: list[str]) -> dict[str
 async def readers_open(peer: Peer, lay: Layout, queries: list[str], count: int) -> dict[str, Any]:
     """`count` servers open at once on one index, each having answered `queries`: memory per process."""
     before = set(children_of(os.getpid()))
-    async with contextlib.AsyncExitStack() as stack:
-        with anyio.fail_after(count * (peer.server_timeout + 60 * len(queries))):
+    with anyio.fail_after(count * (peer.server_timeout + 60 * len(queries))):
+        async with contextlib.AsyncExitStack() as stack:
             for _ in range(count):
                 client = await stack.enter_async_context(client_for(peer, lay))
                 for q in queries:
                     await ask(client, peer, q)
-        await anyio.sleep(1)
-        trees = [tree_memory(p) for p in server_pids(before)]
+            await anyio.sleep(1)
+            trees = [tree_memory(p) for p in server_pids(before)]
     return {
         "processes": count,
         "rss_mb_each": [t["rss_mb"] for t in trees],
@@ -312,7 +323,7 @@ def measure(name: str, peer: Peer, lay: FixedLayout, args: argparse.Namespace, q
         try:
             s = asyncio.run(fresh_session(peer, lay, queries))
         except Exception as exc:  # a failed session is a note, never the end of the run
-            res.errors[f"session-{i}"] = f"{type(exc).__name__}: {exc}"[:300]
+            res.errors[f"session-{i}"] = why(exc)
             print(f"   session {i + 1}: failed {res.errors[f'session-{i}']}", flush=True)
             continue
         sessions.append(s)
@@ -334,7 +345,7 @@ def measure(name: str, peer: Peer, lay: FixedLayout, args: argparse.Namespace, q
             try:
                 r = asyncio.run(readers_open(peer, lay, queries[: args.reader_queries], count))
             except Exception as exc:
-                res.errors[f"readers-{count}"] = f"{type(exc).__name__}: {exc}"[:300]
+                res.errors[f"readers-{count}"] = why(exc)
                 print(f"   {count} readers: failed {res.errors[f'readers-{count}']}", flush=True)
                 continue
             res.values[f"readers_{count}"] = r
@@ -447,7 +458,9 @@ def main() -> None:
 
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     load_start = os.getloadavg()[0]
-    args.corpus = large_corpus.materialise(args.corpus)
+    # The large corpus is built when missing; any other existing folder is measured as it is.
+    if args.corpus.resolve() == large_corpus.DEFAULT_ROOT.resolve() or not args.corpus.exists():
+        args.corpus = large_corpus.materialise(args.corpus)
     labelled = json.loads(args.queries_file.read_text())["queries"]
     by_source: dict[str, list[str]] = {}
     for q in labelled:
@@ -457,7 +470,7 @@ def main() -> None:
     queries = mixed[: args.queries]
 
     ctx = Context(peers_dir=args.peers_dir, log_dir=args.peers_dir / "install-logs")
-    parts = list(large_corpus.PARTS)
+    parts = large_corpus.parts_of(args.corpus)
     systems: dict[str, tuple[Peer, FixedLayout]] = {
         "ragdown": (
             SourceRagdown(ctx, args.ragdown_src),
