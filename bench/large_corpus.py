@@ -4,9 +4,9 @@
     .venv/bin/python bench/large_corpus.py --index /tmp/ragdown-large-data   # and index it once with ragdown
 
 rust-book and fastapi-docs (copied), tldr-pages (unpacked) and the first 2,300 SciFact abstracts of
-corpus.jsonl (one `<_id>.md` per document: `# title`, then the abstract): 9,992 files, 27,217 sections
-as ragdown chunks them today (rust-book 3,229, fastapi-docs 4,049, tldr-pages 12,288, SciFact 7,651; all
-5,183 abstracts would make 36,717, more to embed than the target needs). All under one folder,
+corpus.jsonl (one `<_id>.md` per document: `# title`, then the abstract): 9,991 files, 27,216 sections
+as ragdown chunks them at 75c17c3 (rust-book 3,229, fastapi-docs 4,049, tldr-pages 12,287, SciFact 7,651;
+all 5,183 abstracts would make 36,716, more to embed than the target needs). All under one folder,
 default /tmp/ragdown-large-corpus ($RAGDOWN_LARGE_CORPUS). The folder is built once and reused while
 its recipe stamp matches, so the indexes built on it (ragdown's, the peers') stay valid between runs.
 Never copied into the repo.
@@ -69,7 +69,12 @@ def materialise(root: Path = DEFAULT_ROOT) -> Path:
 
 
 def markdown_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.md") if p.is_file())
+    """The .md files ragdown indexes: none under a name that starts with a dot (tldr's `common/..md`)."""
+    return sorted(
+        p
+        for p in root.rglob("*.md")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 def parts_of(root: Path) -> list[str]:
