@@ -53,6 +53,20 @@ def commit() -> str:
     return result.stdout.strip() or "unknown"
 
 
+def code_commit(src: Path) -> str:
+    """The ragdown code of checkout `src`: its HEAD, the last commit that changed its server/ (the code
+    measured), and whether server/ has uncommitted changes."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=src, capture_output=True, text=True, check=False)
+        return out.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    server = git("log", "-1", "--format=%h", "--", "server")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "server")
+    return f"{head} (server/ as of {server or '?'}{', with uncommitted changes' if dirty else ''})"
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]

@@ -35,7 +35,7 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from _common import CORPORA, REPO, commit, median, require
+from _common import CORPORA, REPO, code_commit, commit, median, require
 
 QUERY = "how do I handle errors without panicking"
 RAGDOWN = [sys.executable, "-m", "ragdown.cli"]
@@ -124,9 +124,7 @@ def main() -> None:
         for _ in range(args.runs)
     ]
     load_end = os.getloadavg()[0]
-    src_commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=src, capture_output=True, text=True, check=False
-    ).stdout.strip()
+    src_commit = code_commit(src)
     command = " ".join([".venv/bin/python bench/start_up.py", *sys.argv[1:]])
     if args.json:
         raw = {

@@ -52,7 +52,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import large_corpus
-from _common import REPO, median, percentile
+from _common import REPO, code_commit, median, percentile
 from peers import Context, Layout, Peer, PeerError, Qmd, Ragdown
 
 HERE = Path(__file__).resolve().parent
@@ -96,22 +96,7 @@ class SourceRagdown(Ragdown):
         )  # fmt: skip
         if out.returncode != 0:
             raise PeerError(f"`ragdown --version` failed: {out.stderr.strip()[-300:]}")
-        return f"{out.stdout.strip().split()[-1]} ({git_describe(self.src)})"
-
-
-def git_describe(src: Path) -> str:
-    """HEAD of the checkout, the last commit that changed its server/ (the code measured), and whether
-    server/ has uncommitted changes."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=src, capture_output=True, text=True, check=False
-        ).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    server = git("log", "-1", "--format=%h", "--", "server")
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "server")
-    return f"{head} (server/ as of {server or '?'}{', with uncommitted changes' if dirty else ''})"
+        return f"{out.stdout.strip().split()[-1]} ({code_commit(self.src)})"
 
 
 def why(exc: BaseException) -> str:
@@ -501,9 +486,9 @@ def main() -> None:
             {
                 "started": started_at,
                 "command": command_line(),
-                "bench_commit": git_describe(REPO),
+                "bench_commit": code_commit(REPO),
                 "ragdown_src": str(args.ragdown_src),
-                "ragdown_commit": git_describe(args.ragdown_src),
+                "ragdown_commit": code_commit(args.ragdown_src),
                 "corpus": corpus,
                 "queries": queries,
                 "load_start": load_start,
