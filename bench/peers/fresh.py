@@ -1,8 +1,9 @@
 """Fresh MCP sessions on the large corpus (issue 27): what an agent that spawns a server per session sees.
 
-    # the before/after command (ragdown at the checkout given, qmd 2.8.3 BM25-only beside it):
-    /work/main/.venv/bin/python bench/peers/fresh.py --ragdown-src /work/main \\
-        --json /tmp/ragdown-fresh-75c17c3.json --markdown /tmp/ragdown-fresh-75c17c3.md
+    # the "before" of issue 27 (bench/README.md, 2026-12-03): ragdown at the checkout given, then qmd
+    # 2.8.3 BM25-only; /work/wt/bench's server/ is 75c17c3's
+    /work/main/.venv/bin/python bench/peers/fresh.py --ragdown-src /work/wt/bench \\
+        --json /tmp/ragdown-fresh-before-75c17c3.json --markdown /tmp/ragdown-fresh-before-75c17c3.md
     # ragdown only, against another worktree, its index in a fresh data dir:
     /work/main/.venv/bin/python bench/peers/fresh.py --systems ragdown --ragdown-src /work/wt/other \\
         --ragdown-data /tmp/ragdown-large-data-other --json /tmp/fresh-other.json
@@ -20,8 +21,16 @@ over the first 5 and over the first 20. After the queries, the resident memory o
 tree (VmRSS from /proc/<pid>/status, and PSS from /proc/<pid>/smaps_rollup). Medians over sessions.
 
 ragdown only, then: RSS and PSS per process with 1 and with 3 `ragdown stdio` processes open on the same
-index at once (each has answered the same questions first). RSS counts shared mmap pages in every process
-that maps them; PSS splits them between the processes, so PSS is what an extra reader really costs.
+index at once (each has answered the first --reader-queries questions first). RSS counts shared mmap
+pages in every process that maps them; PSS splits them between the processes, so PSS is what an extra
+reader really costs.
+
+With new code over an index an older commit built, copy the data dir and pass --rebuild, which runs
+`ragdown index --full` first (every file re-read, stored vectors reused, no re-embedding):
+
+    cp -a /tmp/ragdown-large-data /tmp/ragdown-large-data-after
+    /work/main/.venv/bin/python bench/peers/fresh.py --ragdown-src /work/main --rebuild \\
+        --ragdown-data /tmp/ragdown-large-data-after --json /tmp/ragdown-fresh-after.json
 
 --ragdown-src puts CHECKOUT/server first on PYTHONPATH for every ragdown process (the venv is the one
 running this script), so another worktree's code can be measured with the same command.
@@ -272,9 +281,11 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> flo
     return time.perf_counter() - started
 
 
-def ensure_index(name: str, peer: Peer, lay: FixedLayout, res: Result, timeout: float) -> None:
-    """A first full index when there is none yet (niced, untimed here: bench/large_corpus.py times
-    ragdown's), then the no-change re-index every run does (timed)."""
+def ensure_index(name: str, peer: Peer, lay: FixedLayout, res: Result, timeout: float, rebuild: bool) -> None:
+    """A first full index when there is none yet (niced: the machine is shared), or with `rebuild` a
+    `ragdown index --full` (every file re-read, stored vectors reused: what another version of the code
+    needs to write its own index files over an index an older one built); then the no-change re-index
+    every run does (timed)."""
     env = peer.env(lay)
     marker = lay.work / f"{name}-indexed"
     if not marker.exists():
@@ -283,6 +294,9 @@ def ensure_index(name: str, peer: Peer, lay: FixedLayout, res: Result, timeout: 
         res.values["full_index_s"] = timed(["nice", *peer.full_index(lay)], env, lay.work, timeout)
         marker.write_text(json.dumps({"at": time.time()}) + "\n")
         print(f"   full index {res.values['full_index_s']:.0f} s", flush=True)
+    elif rebuild and name == "ragdown":
+        res.values["rebuild_s"] = timed(["nice", *peer.full_index(lay), "--full"], env, lay.work, timeout)
+        print(f"   index --full (vectors reused) {res.values['rebuild_s']:.0f} s", flush=True)
     res.values["reindex_s"] = timed(peer.reindex(lay), env, lay.work, timeout)
     print(f"   no-change re-index {res.values['reindex_s']:.2f} s", flush=True)
 
@@ -297,7 +311,7 @@ def measure(name: str, peer: Peer, lay: FixedLayout, args: argparse.Namespace, q
         lay.work.mkdir(parents=True, exist_ok=True)
         if name == "qmd" and not lay.docs.exists():
             shutil.copytree(args.corpus, lay.docs)  # its own copy, as in bench/peers/run.py
-        ensure_index(name, peer, lay, res, args.index_timeout)
+        ensure_index(name, peer, lay, res, args.index_timeout, args.rebuild)
     except (PeerError, subprocess.TimeoutExpired) as exc:
         res.errors["setup"] = str(exc)[:500]
         print(f"   failed: {res.errors['setup']}", flush=True)
@@ -433,6 +447,11 @@ def main() -> None:
     parser.add_argument("--readers", default="1,3", help="ragdown stdio processes open at once, for memory")
     parser.add_argument("--reader-queries", type=int, default=5, help="questions each reader answers first")
     parser.add_argument("--index-timeout", type=float, default=7200)
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="ragdown: `index --full` (vectors reused) before the sessions, for an index built by other code",
+    )
     parser.add_argument("--json", type=Path, help="every number of the run")
     parser.add_argument("--markdown", type=Path, help="the table and notes")  # fmt: skip
     args = parser.parse_args()
