@@ -20,7 +20,17 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_BENCH = REPO.parent / "shared" / "bench"
+
+
+def _shared_bench() -> Path:
+    """The shared data beside the repository; from a worktree (/work/wt/<name>) it sits one level higher."""
+    for top in REPO.parents:
+        if (top / "shared" / "bench").is_dir():
+            return top / "shared" / "bench"
+    return REPO.parent / "shared" / "bench"
+
+
+SHARED_BENCH = _shared_bench()
 CORPORA = SHARED_BENCH / "corpora"
 HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
 
@@ -41,6 +51,20 @@ def commit() -> str:
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
     )
     return result.stdout.strip() or "unknown"
+
+
+def code_commit(src: Path) -> str:
+    """The ragdown code of checkout `src`: its HEAD, the last commit that changed its server/ (the code
+    measured), and whether server/ has uncommitted changes."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=src, capture_output=True, text=True, check=False)
+        return out.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    server = git("log", "-1", "--format=%h", "--", "server")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "server")
+    return f"{head} (server/ as of {server or '?'}{', with uncommitted changes' if dirty else ''})"
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -1,6 +1,9 @@
 """Start-up: how soon a command answers (docs/design.md#start-up).
 
     .venv/bin/python bench/start_up.py [--corpus rust-book] [--runs 5]
+    # the large corpus (bench/large_corpus.py), its index reused, another checkout's code, raw numbers kept:
+    /work/main/.venv/bin/python bench/start_up.py --corpus-dir /tmp/ragdown-large-corpus \
+        --index-dir /tmp/ragdown-large-data --ragdown-src /work/main --json /tmp/start-up.json
 
 On one corpus, indexed once beforehand (and the int8 model built once), each measured `--runs`
 times as a fresh process, medians (and the range):
@@ -11,12 +14,16 @@ times as a fresh process, medians (and the range):
   ("first call, warmed"), then a second call.
 - One-shot `ragdown search QUERY`: wall time and peak RSS of the process.
 - `ragdown index` of the unchanged folder: wall time and peak RSS.
+
+--ragdown-src CHECKOUT puts CHECKOUT/server first on PYTHONPATH of every ragdown process (the venv stays
+the one running this script), so another worktree can be measured with the same command.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +35,7 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from _common import CORPORA, commit, median, require
+from _common import CORPORA, REPO, code_commit, commit, median, require
 
 QUERY = "how do I handle errors without panicking"
 RAGDOWN = [sys.executable, "-m", "ragdown.cli"]
@@ -79,14 +86,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", default="rust-book")
+    parser.add_argument("--corpus", default="rust-book", help="a folder of the shared corpora")
+    parser.add_argument("--corpus-dir", type=Path, help="any Markdown folder instead of --corpus")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data-dir", type=Path, help="kept between runs (default: a temporary folder)")
+    parser.add_argument("--index-dir", type=Path, help="the index itself (default: DATA_DIR/<corpus name>)")
+    parser.add_argument("--ragdown-src", type=Path, help="the ragdown checkout to measure (its server/)")
+    parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = parser.parse_args()
-    docs = require(CORPORA / args.corpus)
+    docs = require(args.corpus_dir.resolve()) if args.corpus_dir else require(CORPORA / args.corpus)
+    name = docs.name
     work = args.data_dir or Path(tempfile.mkdtemp(prefix="ragdown-start-up-"))
-    data_dir = work / args.corpus
+    data_dir = args.index_dir or work / name
     env = {**os.environ, "RAGDOWN_WATCH": "false"}
+    src = (args.ragdown_src or REPO).resolve()
+    if args.ragdown_src:
+        env["PYTHONPATH"] = os.pathsep.join([str(src / "server"), *filter(None, [env.get("PYTHONPATH")])])
+    load_start = os.getloadavg()[0]
     first = subprocess.run([*RAGDOWN, "index", str(docs), "--data-dir", str(data_dir)], env=env, check=False)
     if first.returncode != 0:
         sys.exit("indexing failed")
@@ -107,10 +123,33 @@ def main() -> None:
         timed_process([*RAGDOWN, "index", str(docs), "--data-dir", str(data_dir)], env)
         for _ in range(args.runs)
     ]
+    load_end = os.getloadavg()[0]
+    src_commit = code_commit(src)
+    command = " ".join([".venv/bin/python bench/start_up.py", *sys.argv[1:]])
+    if args.json:
+        raw = {
+            "date": date.today().isoformat(),
+            "command": command,
+            "bench_commit": commit(),
+            "ragdown_src": str(src),
+            "ragdown_commit": src_commit,
+            "corpus": str(docs),
+            "index": str(data_dir),
+            "load_start": load_start,
+            "load_end": load_end,
+            "connect_s": connect,
+            "first_call_at_once_s": at_once,
+            "first_call_warmed_s": warmed,
+            "second_call_s": second,
+            "search_wall_s_peak_mb": search,
+            "index_no_change_wall_s_peak_mb": index,
+        }
+        args.json.write_text(json.dumps(raw, indent=1) + "\n")
+    print(f"{date.today()} · ragdown commit {src_commit} · `{command}`\n")
     print(
-        f"{date.today()} · commit {commit()} · `.venv/bin/python bench/start_up.py --corpus {args.corpus}`\n"
+        f"{name}, {args.runs} runs each; median (min–max); 1-min load {load_start:.1f} at the start, "
+        f"{load_end:.1f} at the end\n"
     )
-    print(f"{args.corpus}, {args.runs} runs each; median (min–max)\n")
     print("| step | time | peak RSS MB |")
     print("|---|---|---|")
     print(f"| MCP stdio connect (start → initialized) | {spread(connect)} s | |")
