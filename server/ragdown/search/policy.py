@@ -14,8 +14,9 @@ MAX_QUERY_CHARS = 4000
 class SearchPolicy:
     """The ranking rules of docs/search.md#pipeline and abstention.
 
-    `max_per_document` (0 = no cap) and `follow_links` (0 = off) come from `RAGDOWN_MAX_PER_DOCUMENT`
-    and `RAGDOWN_FOLLOW_LINKS`; the switches exist so benchmarks can measure each rule's effect.
+    `max_per_document` (0 = no cap), `follow_links` (0 = off) and `one_per_section` come from
+    `RAGDOWN_MAX_PER_DOCUMENT`, `RAGDOWN_FOLLOW_LINKS` and `RAGDOWN_ONE_PER_SECTION`; the switches exist
+    so benchmarks can measure each rule's effect.
     """
 
     route_identifiers: bool = True
@@ -23,6 +24,10 @@ class SearchPolicy:
     max_per_document: int = 0
     follow_links: int = 0
     abstain: bool = True
+    # docs/search.md#one-hit-per-section: a section's best chunk stands for it; `merge_sections` joins
+    # the chunks adjacent to the best one into it instead.
+    one_per_section: bool = True
+    merge_sections: bool = False
     # How much the raw scores add to RRF (see fusion.rrf_with_evidence); None: the embedder's
     # measured value, 0: plain RRF, and routed queries by min–max score fusion.
     score_evidence: float | None = None
