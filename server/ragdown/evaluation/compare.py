@@ -34,6 +34,7 @@ POLICY_KEYS = (
     "score_evidence",
     "route_identifiers",
     "alias_boost",
+    "heading_boost",
 )
 
 
@@ -50,6 +51,7 @@ class CompareSettings(BaseModel):
     score_evidence: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     route_identifiers: bool | None = None
     alias_boost: bool | None = None
+    heading_boost: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     text_limit: Annotated[int, Field(ge=0)] | None = None
     hook: HookOverrides | None = None
 

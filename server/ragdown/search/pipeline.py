@@ -1,8 +1,8 @@
 """The search pipeline of docs/search.md#pipeline, composed from one module per rule.
 
 retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence weighted by the
-dense gap + alias boost) → one hit per section → per-document cap → limit → follow links (within the
-linking document's folder).
+dense gap + alias boost) → heading evidence → one hit per section → per-document cap → limit → follow
+links (within the linking document's folder).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ragdown.search.fusion import (
     rrf_with_evidence,
     score_fusion,
 )
+from ragdown.search.headings import boost_headings
 from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
@@ -81,6 +82,7 @@ def run_search(
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
     fused, routed = fuse(rankings, query, policy, embedder)
+    fused = boost_headings(fused, query, policy.heading_boost)
     if policy.one_per_section:
         fused = one_per_section(fused, policy.merge_sections)
     ranked = cap_per_document(fused, policy.max_per_document, lambda c: c.path)

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 # A hook's prompt is cut to it before it is searched (docs/hook.md#gates), never refused.
 MAX_QUERY_CHARS = 4000
 
+# The heading evidence's weight (docs/search.md#heading-evidence): one rank-1 RRF share, 1 / (60 + 1),
+# as the alias boost; the runbooks gave the same top-1 from 0.005 to 0.1. (search/headings.py applies
+# it; this module stays free of the search code's imports.)
+HEADING_BOOST = 1.0 / 61
+
 
 @dataclass(frozen=True)
 class SearchPolicy:
@@ -27,6 +32,9 @@ class SearchPolicy:
     # docs/search.md#one-hit-per-section: a section's best chunk stands for it; `merge_sections` joins
     # the chunks adjacent to the best one into it instead.
     one_per_section: bool = True
+    # docs/search.md#heading-evidence: added per share of the query's terms a section's own heading
+    # names (two or more); 0 is off.
+    heading_boost: float = HEADING_BOOST
     merge_sections: bool = False
     # How much the raw scores add to RRF (see fusion.rrf_with_evidence); None: the embedder's
     # measured value, 0: plain RRF, and routed queries by min–max score fusion.
