@@ -4,13 +4,14 @@
 
 Copies the two corpora into one folder (`rust-book/…`, `fastapi-docs/…`, the layout of
 bench/peers/queries.json), indexes it with `minilm` (kept in `--data-dir` between runs) and asks the
-34 labelled questions of bench/peers/queries.json through `engine.search` under three policies: every
-chunk (the rule off), one hit per section (its best chunk), and merged (the adjacent chunks of the
-section joined). For each it prints:
+34 labelled questions of bench/peers/queries.json through `engine.search` under five policies: every
+chunk (the rule off), one hit per section (its best chunk), merged (the adjacent chunks of the section
+joined), each without and with the heading evidence (docs/search.md#heading-evidence). For each it
+prints:
 
 - files in the top N: a labelled file among the first N hits (slots, as an agent reads them);
 - peers' metric: a labelled file among the first 5 distinct files of 10 hits (bench/peers/run.py);
-- labelled file first;
+- labelled file first, and the mean reciprocal rank of the first hit in a labelled file (10 hits);
 - slots of the first N taken by a section already shown (the same path and heading);
 - characters of hit text in the first N (what an agent reads), mean per question.
 """
@@ -31,9 +32,11 @@ from ragdown.search.policy import SearchPolicy
 
 QUERIES = REPO / "bench" / "peers" / "queries.json"
 POLICIES = {
-    "every chunk (off)": SearchPolicy(one_per_section=False),
-    "one per section (best chunk)": SearchPolicy(one_per_section=True),
-    "one per section, merged": SearchPolicy(one_per_section=True, merge_sections=True),
+    "every chunk, no heading evidence (before)": SearchPolicy(one_per_section=False, heading_boost=0),
+    "one per section (best chunk)": SearchPolicy(heading_boost=0),
+    "one per section, merged": SearchPolicy(heading_boost=0, merge_sections=True),
+    "every chunk + heading evidence": SearchPolicy(one_per_section=False),
+    "one per section + heading evidence (default)": SearchPolicy(),
 }
 
 
@@ -58,6 +61,7 @@ def measure(
     engine: Engine, queries: list[dict[str, Any]], policy: SearchPolicy, limit: int
 ) -> dict[str, float]:
     found = peers = first = repeats = chars = 0
+    reciprocal = 0.0
     for q in queries:
         labels = set(q["files"])
         hits = engine.search(q["query"], max(limit, 10), policy=policy)
@@ -65,10 +69,19 @@ def measure(
         found += bool(labels & {h.path for h in top})
         peers += bool(labels & set(list(dict.fromkeys(h.path for h in hits))[:5]))
         first += bool(top) and top[0].path in labels
+        rank = next((i for i, h in enumerate(hits) if h.path in labels), None)
+        reciprocal += 0.0 if rank is None else 1.0 / (rank + 1)
         repeats += repeated_slots(top)
         chars += sum(len(h.text) for h in top)
     n = len(queries)
-    return {"found": found, "peers": peers, "first": first, "repeats": repeats, "chars": chars / n, "n": n}
+    return {
+        "found": found,
+        "peers": peers,
+        "first": first,
+        "mrr": reciprocal / n,
+        "repeats": repeats,
+        "chars": chars / n,
+    }
 
 
 def main() -> None:
@@ -90,13 +103,13 @@ def main() -> None:
     print(f"rust-book + fastapi-docs: {rows} chunks, {n} questions · commit {commit()}\n")
     print(
         f"| policy | files in the top {args.limit} | peers' metric (5 distinct files of 10) | labelled first "
-        f"| repeated-section slots of {n * args.limit} | text chars in the top {args.limit} |"
+        f"| MRR (10 hits) | repeated-section slots of {n * args.limit} | text chars in the top {args.limit} |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for name, r in results.items():
         print(
-            f"| {name} | {r['found']}/{n} | {r['peers']}/{n} | {r['first']}/{n} | {r['repeats']} "
-            f"| {r['chars']:.0f} |"
+            f"| {name} | {r['found']}/{n} | {r['peers']}/{n} | {r['first']}/{n} | {r['mrr']:.3f} "
+            f"| {r['repeats']} | {r['chars']:.0f} |"
         )
 
 
