@@ -4,10 +4,11 @@
 
 Copies the two corpora into one folder (`rust-book/…`, `fastapi-docs/…`, the layout of
 bench/peers/queries.json), indexes it with `minilm` (kept in `--data-dir` between runs) and asks the
-34 labelled questions of bench/peers/queries.json through `engine.search` under five policies: every
-chunk (the rule off), one hit per section (its best chunk), merged (the adjacent chunks of the section
-joined), each without and with the heading evidence (docs/search.md#heading-evidence). For each it
-prints:
+34 labelled questions of bench/peers/queries.json through `engine.search` under the policies before
+and after: every chunk (the rule off), one hit per section (its best chunk), merged (the adjacent
+chunks of the section joined), without and with the heading evidence (docs/search.md#heading-evidence),
+and routed queries with a fixed evidence weight or one following the dense gap
+(docs/search.md#evidence-follows-the-dense-gap). For each it prints:
 
 - files in the top N: a labelled file among the first N hits (slots, as an agent reads them);
 - peers' metric: a labelled file among the first 5 distinct files of 10 hits (bench/peers/run.py);
@@ -22,6 +23,7 @@ import argparse
 import json
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +33,14 @@ from ragdown.search.hybrid import Hit
 from ragdown.search.policy import SearchPolicy
 
 QUERIES = REPO / "bench" / "peers" / "queries.json"
+OLD = SearchPolicy(one_per_section=False, heading_boost=0, routed_gap=False)
 POLICIES = {
-    "every chunk, no heading evidence (before)": SearchPolicy(one_per_section=False, heading_boost=0),
-    "one per section (best chunk)": SearchPolicy(heading_boost=0),
-    "one per section, merged": SearchPolicy(heading_boost=0, merge_sections=True),
-    "every chunk + heading evidence": SearchPolicy(one_per_section=False),
-    "one per section + heading evidence (default)": SearchPolicy(),
+    "every chunk, no heading evidence, routed fixed (before)": OLD,
+    "one per section (best chunk)": replace(OLD, one_per_section=True),
+    "one per section, merged": replace(OLD, one_per_section=True, merge_sections=True),
+    "every chunk + heading evidence": SearchPolicy(one_per_section=False, routed_gap=False),
+    "one per section + heading evidence": SearchPolicy(routed_gap=False),
+    "one per section + heading evidence + routed gap (default)": SearchPolicy(),
 }
 
 

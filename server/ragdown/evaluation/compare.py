@@ -35,6 +35,7 @@ POLICY_KEYS = (
     "route_identifiers",
     "alias_boost",
     "heading_boost",
+    "routed_gap",
 )
 
 
@@ -52,6 +53,7 @@ class CompareSettings(BaseModel):
     route_identifiers: bool | None = None
     alias_boost: bool | None = None
     heading_boost: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    routed_gap: bool | None = None
     text_limit: Annotated[int, Field(ge=0)] | None = None
     hook: HookOverrides | None = None
 

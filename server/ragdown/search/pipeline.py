@@ -19,6 +19,7 @@ from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.follow_links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.fusion import (
+    ROUTED_GAP_LEXICAL_WEIGHT,
     Candidate,
     Rankings,
     dense_gap,
@@ -50,13 +51,16 @@ def fuse(
     (its weight following the dense gap where the embedder measured that) and the alias boost."""
     weight = policy.score_evidence if policy.score_evidence is not None else embedder.score_evidence
     routed = policy.route_identifiers and is_routed(query)
+    rule = embedder.gap_evidence if policy.score_evidence is None else None
     if routed and weight == 0:
         return score_fusion(rankings), True
+    if routed and rule is not None and policy.routed_gap:
+        weight = evidence_for_gap(dense_gap(rankings), rule)
+        return rrf_with_evidence(rankings, weight, ROUTED_GAP_LEXICAL_WEIGHT), True
     if routed:
         return rrf_with_evidence(rankings, weight, embedder.routed_lexical_weight), True
     named = named_documents((e.row for ranked in rankings.values() for e in ranked), query)
-    rule = embedder.gap_evidence
-    if policy.score_evidence is None and rule is not None and not named:
+    if rule is not None and not named:
         weight = evidence_for_gap(dense_gap(rankings), rule)  # docs/search.md#evidence-follows-the-dense-gap
     fused = rrf_with_evidence(rankings, weight, embedder.lexical_weight)
     return (boost_aliases(fused, query, named) if policy.alias_boost else fused), False

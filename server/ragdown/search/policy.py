@@ -36,6 +36,10 @@ class SearchPolicy:
     # names (two or more); 0 is off.
     heading_boost: float = HEADING_BOOST
     merge_sections: bool = False
+    # A routed query's evidence weight follows the dense gap too, at BM25 share 0.4, for an embedder
+    # with a measured gap rule (docs/search.md#evidence-follows-the-dense-gap); False: the embedder's
+    # fixed `score_evidence` at its `routed_lexical_weight`.
+    routed_gap: bool = True
     # How much the raw scores add to RRF (see fusion.rrf_with_evidence); None: the embedder's
     # measured value, 0: plain RRF, and routed queries by min–max score fusion.
     score_evidence: float | None = None
