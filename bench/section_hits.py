@@ -13,7 +13,8 @@ and routed queries with a fixed evidence weight or one following the dense gap
 - files in the top N: a labelled file among the first N hits (slots, as an agent reads them);
 - peers' metric: a labelled file among the first 5 distinct files of 10 hits (bench/peers/run.py);
 - labelled file first, and the mean reciprocal rank of the first hit in a labelled file (10 hits);
-- slots of the first N taken by a section already shown (the same path and heading);
+- slots of the first N taken by a section already shown (the same path and heading), and in how many
+  questions;
 - characters of hit text in the first N (what an agent reads), mean per question.
 """
 
@@ -64,7 +65,7 @@ def repeated_slots(hits: list[Hit]) -> int:
 def measure(
     engine: Engine, queries: list[dict[str, Any]], policy: SearchPolicy, limit: int
 ) -> dict[str, float]:
-    found = peers = first = repeats = chars = 0
+    found = peers = first = repeats = repeating = chars = 0
     reciprocal = 0.0
     for q in queries:
         labels = set(q["files"])
@@ -76,6 +77,7 @@ def measure(
         rank = next((i for i, h in enumerate(hits) if h.path in labels), None)
         reciprocal += 0.0 if rank is None else 1.0 / (rank + 1)
         repeats += repeated_slots(top)
+        repeating += repeated_slots(top) > 0
         chars += sum(len(h.text) for h in top)
     n = len(queries)
     return {
@@ -84,6 +86,7 @@ def measure(
         "first": first,
         "mrr": reciprocal / n,
         "repeats": repeats,
+        "repeating": repeating,
         "chars": chars / n,
     }
 
@@ -107,13 +110,14 @@ def main() -> None:
     print(f"rust-book + fastapi-docs: {rows} chunks, {n} questions · commit {commit()}\n")
     print(
         f"| policy | files in the top {args.limit} | peers' metric (5 distinct files of 10) | labelled first "
-        f"| MRR (10 hits) | repeated-section slots of {n * args.limit} | text chars in the top {args.limit} |"
+        f"| MRR (10 hits) | repeated-section slots of {n * args.limit} (questions) "
+        f"| text chars in the top {args.limit} |"
     )
     print("|---|---|---|---|---|---|---|")
     for name, r in results.items():
         print(
             f"| {name} | {r['found']}/{n} | {r['peers']}/{n} | {r['first']}/{n} | {r['mrr']:.3f} "
-            f"| {r['repeats']} | {r['chars']:.0f} |"
+            f"| {r['repeats']} ({r['repeating']}) | {r['chars']:.0f} |"
         )
 
 
