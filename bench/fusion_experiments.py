@@ -362,6 +362,32 @@ def minilm_settings() -> Any:
     return SimpleNamespace(**{k: getattr(MINILM, k) for k in keys})
 
 
+def with_headings(
+    fused: list[Candidate], query: str, params: dict[str, Any], routed: bool
+) -> list[Candidate]:
+    """`head`: search/headings.boost_headings at that weight (`head_routed` false: not for routed queries)."""
+    if params.get("title"):
+        fused = with_titles(fused, query, params["title"], params.get("title_min", 1))
+    if not params.get("head") or (routed and not params.get("head_routed", True)):
+        return fused
+    from ragdown.search.headings import boost_headings
+
+    return boost_headings(fused, query, params["head"], params.get("head_min", 1))
+
+
+def with_titles(fused: list[Candidate], query: str, weight: float, min_terms: int) -> list[Candidate]:
+    """Each chunk plus `weight` × the share of the query's terms its document's title holds."""
+    from ragdown.indexing.lexicon import ANALYZER
+
+    terms = set(ANALYZER.terms(query))
+    if not terms:
+        return fused
+    for c in fused:
+        named = len(terms & set(ANALYZER.terms(str(c.row["title"]))))
+        c.score += weight * named / len(terms) if named >= min_terms else 0.0
+    return by_score(fused)
+
+
 def fuse(
     name: str, params: dict[str, Any], rankings: Rankings, query: str, alias_boost: bool = True
 ) -> list[Candidate]:
@@ -369,7 +395,9 @@ def fuse(
         from ragdown.search import pipeline
         from ragdown.search.policy import SearchPolicy
 
-        return pipeline.fuse(rankings, query, SearchPolicy(), minilm_settings())[0]
+        policy = SearchPolicy(**params.get("policy", {}))
+        fused, routed = pipeline.fuse(rankings, query, policy, minilm_settings())
+        return with_headings(fused, query, params, routed)
     routed = is_routed(query)
     p = {**params, "_routed": routed}
     if routed and "routed" in params:
@@ -378,6 +406,7 @@ def fuse(
     fused = VARIANTS[name](rankings, query, p)
     if params.get("lam"):
         fused = with_document(fused, params["lam"], params.get("how", "next"))
+    fused = with_headings(fused, query, params, routed)
     if routed or not alias_boost:
         return fused
     if params.get("alias_scaled") and "_ev" in p:  # one rank-1 share: RRF's plus the BM25 top's evidence

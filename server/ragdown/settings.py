@@ -196,6 +196,11 @@ class ServerSettings(EmbedderSettings):
         default=True,
         description="no hits for a query the index knows no word of and has no strong vector match for",
     )
+    one_per_section: bool = Field(
+        default=True,
+        description="a section (one file and heading) appears once in the hits, at its best chunk; the "
+        "next sections take the slots its other chunks would have filled",
+    )
     query_log: bool = Field(
         default=False,
         description="append each search, hook call and read to the query log (paths, lines and scores, "

@@ -184,9 +184,33 @@ def test_the_fused_score_is_rrf_plus_the_gap_weighted_evidence() -> None:
     assert [c.score for c in fused] == pytest.approx([c.score for c in expected])
 
 
-def test_routed_and_alias_naming_queries_keep_the_measured_weight() -> None:
+def test_a_routed_query_follows_the_dense_gap_at_bm25_share_0_4() -> None:
     routed = "which chunk runs pg_restore"
-    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(), Settings())
+    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(), Settings())  # gap 0.05: e = 1
+    assert was_routed
+    # by hand: RRF + 1 × (0.6 × cosine + 0.4 × BM25 / 10)
+    scores = 1 / 61 + 1 / 63 + (0.6 * 0.60 + 0.4 * 9.5 / 10)
+    ranks = 1 / 62 + 1 / 61 + (0.6 * 0.55 + 0.4 * 10.0 / 10)
+    assert [c.id for c in fused[:2]] == ["scores", "ranks"]
+    assert [c.score for c in fused[:2]] == pytest.approx([scores, ranks])
+    # a clear dense top (gap 0.30): e = 0.01, and the ranks decide
+    clear, _ = fuse(contest(0.30), routed, SearchPolicy(), Settings())
+    assert [c.id for c in clear[:2]] == ["ranks", "scores"]
+    assert clear[0].score == pytest.approx(1 / 62 + 1 / 61 + 0.01 * (0.6 * 0.55 + 0.4))
+
+    # an embedder without the rule keeps its constant weight and routed BM25 share
+    class Constant(Settings):
+        gap_evidence = None
+
+    constant, _ = fuse(contest(0.05), routed, SearchPolicy(), Constant())
+    assert [c.score for c in constant] == pytest.approx(
+        [c.score for c in rrf_with_evidence(contest(0.05), 0.04, 0.6)]
+    )
+
+
+def test_routed_gap_off_and_alias_naming_queries_keep_the_measured_weight() -> None:
+    routed = "which chunk runs pg_restore"
+    fused, was_routed = fuse(contest(0.05), routed, SearchPolicy(routed_gap=False), Settings())
     assert was_routed
     expected = rrf_with_evidence(contest(0.05), 0.04, 0.6)
     assert [c.id for c in fused] == [c.id for c in expected]

@@ -144,3 +144,27 @@ def test_score_evidence_reorders_by_raw_scores_and_zero_restores_the_spec(engine
     assert routed.routed
     assert routed.hits[0].path == "ops/pg.md"
     assert routed.hits[0].score < 0.2  # RRF scale, not the 0-1 scale of min–max score fusion
+
+
+def test_a_long_section_comes_back_once_and_the_next_sections_fill_its_slots(
+    make_engine: Callable[..., Engine], write: WriteDoc
+) -> None:
+    # Three paragraphs of ~1,000 characters: the hash embedder's 1,500-character chunks hold one each.
+    paragraph = "Restore the nightly dump into a fresh database and check the row counts. " * 14
+    body = "\n\n".join([paragraph] * 3)
+    write("ops/long.md", f"# Long\n## Restore\n{body}\n## Other\nUnrelated words.")
+    for name in ("a", "b", "c"):
+        write(f"ops/{name}.md", f"# {name.upper()}\n## Restore\nRestore the nightly dump, said {name}.")
+    engine = make_engine()
+    engine.sync()
+    query = "restore the nightly dump into a fresh database"
+    every = engine.search(query, 4, policy=SearchPolicy(one_per_section=False))
+    assert [(h.path, h.heading) for h in every[:3]] == [("ops/long.md", "Long › Restore")] * 3
+    once = engine.search(query, 4)
+    assert once[0] == every[0]
+    assert len({(h.path, h.heading) for h in once}) == 4
+    assert {h.path for h in once[1:]} == {"ops/a.md", "ops/b.md", "ops/c.md"}
+    merged = engine.search(query, 4, policy=SearchPolicy(merge_sections=True))
+    assert merged[0].text == "\n\n".join(h.text for h in sorted(every[:3], key=lambda h: h.line_start))
+    assert (merged[0].line_start, merged[0].line_end) == (3, 7)
+    assert merged[1:] == once[1:]

@@ -54,6 +54,7 @@ class Searcher:
             max_per_document=settings.max_per_document,
             follow_links=settings.follow_links,
             abstain=settings.abstain,
+            one_per_section=settings.one_per_section,
         )
         self.memory: SessionMemory = memory or LruSessionMemory()
         self.query_log_path = settings.query_log_file or data_dir / LOG_NAME

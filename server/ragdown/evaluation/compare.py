@@ -30,9 +30,12 @@ POLICY_KEYS = (
     "max_per_document",
     "follow_links",
     "abstain",
+    "one_per_section",
     "score_evidence",
     "route_identifiers",
     "alias_boost",
+    "heading_boost",
+    "routed_gap",
 )
 
 
@@ -45,9 +48,12 @@ class CompareSettings(BaseModel):
     max_per_document: Annotated[int, Field(ge=0)] | None = None
     follow_links: Annotated[int, Field(ge=0)] | None = None
     abstain: bool | None = None
+    one_per_section: bool | None = None
     score_evidence: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     route_identifiers: bool | None = None
     alias_boost: bool | None = None
+    heading_boost: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    routed_gap: bool | None = None
     text_limit: Annotated[int, Field(ge=0)] | None = None
     hook: HookOverrides | None = None
 

@@ -11,6 +11,9 @@ from ragdown.indexing.embedders.base import GapEvidence
 RRF_K = 60
 ROUTED_LEXICAL_WEIGHT = 0.8
 GAP_DEPTH = 10  # the dense gap is the best cosine minus the tenth
+# A routed query's BM25 share when its evidence weight follows the dense gap too (an embedder with a
+# measured `gap_evidence`, MiniLM): docs/search.md#evidence-follows-the-dense-gap.
+ROUTED_GAP_LEXICAL_WEIGHT = 0.4
 
 
 class Retrieved(NamedTuple):

@@ -1,7 +1,8 @@
 """The search pipeline of docs/search.md#pipeline, composed from one module per rule.
 
 retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence weighted by the
-dense gap + alias boost) → per-document cap → limit → follow links (within the linking document's folder).
+dense gap + alias boost) → heading evidence → one hit per section → per-document cap → limit → follow
+links (within the linking document's folder).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ragdown.search.caps import cap_per_document
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.follow_links import FolderOf, LinkResolver, follow_links, whole_index
 from ragdown.search.fusion import (
+    ROUTED_GAP_LEXICAL_WEIGHT,
     Candidate,
     Rankings,
     dense_gap,
@@ -25,9 +27,11 @@ from ragdown.search.fusion import (
     rrf_with_evidence,
     score_fusion,
 )
+from ragdown.search.headings import boost_headings
 from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
+from ragdown.search.sections import one_per_section
 
 
 @dataclass(frozen=True)
@@ -47,13 +51,16 @@ def fuse(
     (its weight following the dense gap where the embedder measured that) and the alias boost."""
     weight = policy.score_evidence if policy.score_evidence is not None else embedder.score_evidence
     routed = policy.route_identifiers and is_routed(query)
+    rule = embedder.gap_evidence if policy.score_evidence is None else None
     if routed and weight == 0:
         return score_fusion(rankings), True
+    if routed and rule is not None and policy.routed_gap:
+        weight = evidence_for_gap(dense_gap(rankings), rule)
+        return rrf_with_evidence(rankings, weight, ROUTED_GAP_LEXICAL_WEIGHT), True
     if routed:
         return rrf_with_evidence(rankings, weight, embedder.routed_lexical_weight), True
     named = named_documents((e.row for ranked in rankings.values() for e in ranked), query)
-    rule = embedder.gap_evidence
-    if policy.score_evidence is None and rule is not None and not named:
+    if rule is not None and not named:
         weight = evidence_for_gap(dense_gap(rankings), rule)  # docs/search.md#evidence-follows-the-dense-gap
     fused = rrf_with_evidence(rankings, weight, embedder.lexical_weight)
     return (boost_aliases(fused, query, named) if policy.alias_boost else fused), False
@@ -79,6 +86,9 @@ def run_search(
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
     fused, routed = fuse(rankings, query, policy, embedder)
+    fused = boost_headings(fused, query, policy.heading_boost)
+    if policy.one_per_section:
+        fused = one_per_section(fused, policy.merge_sections)
     ranked = cap_per_document(fused, policy.max_per_document, lambda c: c.path)
     hits = [to_hit(c) for c in ranked[:limit]]
     if policy.follow_links > 0:

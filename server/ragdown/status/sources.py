@@ -33,7 +33,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "allowed_hosts", "read_only", "disabled_tools", "root_mcp", "max_concurrent", "max_queue",
         "metrics_port", "query_log", "query_log_prompts", "query_log_file",
     ),
-    "search": ("embedder", "text_limit", "max_per_document", "follow_links", "abstain"),
+    "search": ("embedder", "text_limit", "max_per_document", "follow_links", "abstain", "one_per_section"),
     "hook": tuple(f"hook_{key}" for key in HOOK_KEYS),
     "index/storage": (
         "data_dir", "index_uri", "index_refresh_seconds", "watch", "index_cache_mb", "metadata_cache_mb",
