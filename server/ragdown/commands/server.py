@@ -122,10 +122,12 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     def load() -> Engine:
         from ragdown.engine import Engine
+        from ragdown.release_memory import release_after
 
         engine = Engine.open(docs, data_dir, embedder, threads=settings.threads, settings=settings)
-        engine.start()
+        first_sync = engine.start()
         engine.warm()
+        release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
 
     # The transport connects before the model loads; calls made meanwhile wait for it.
