@@ -4,9 +4,10 @@
 
 Does what `ragdown stdio DOCS` does at start (the CLI's imports, the MCP server's, the engine opened
 and its first sync, the warm-up search and the BM25 postings), then `--queries` searches (the
-corpus's `## ` headings), then `malloc_trim`, and prints after each step: RSS, its anonymous and
-file-backed parts, PSS and USS (`/proc/self/smaps_rollup`), and glibc's heap (`mallinfo2`: in use
-and free-but-held). Then the sizes of what the engine holds in Python and numpy (the in-memory rows,
+corpus's `## ` headings), and prints after each step: RSS, its anonymous and file-backed parts, PSS
+and USS (`/proc/self/smaps_rollup`), glibc's heap (`mallinfo2`: in use and free-but-held), and RSS
+once `malloc_trim` has handed the free pages back (what the step really holds: Δ).
+Then the sizes of what the engine holds in Python and numpy (the in-memory rows,
 vectors and postings), and pyarrow's pool. Index DOCS beforehand (`ragdown index DOCS --data-dir`).
 """
 
@@ -75,8 +76,15 @@ ROWS: list[tuple[str, dict[str, float], float]] = []
 
 
 def step(label: str, started: float) -> float:
+    """Measure after `label`, then trim (as `stdio` does after its start) and measure what stays."""
+    from ragdown.release_memory import release_free_memory
+
+    seconds = time.perf_counter() - started
     gc.collect()
-    ROWS.append((label, status(), time.perf_counter() - started))
+    figures = status()
+    release_free_memory()
+    figures["held"] = status()["VmRSS"]
+    ROWS.append((label, figures, seconds))
     return time.perf_counter()
 
 
@@ -183,28 +191,21 @@ def main() -> None:
     started = step("+ BM25 postings built", started)
     for query in queries:
         engine.search(query, 5)
-    started = step(f"+ {len(queries)} searches", started)
-    from ragdown.release_memory import release_free_memory
-
-    release_free_memory()
-    step("+ malloc_trim", started)
+    step(f"+ {len(queries)} searches", started)
 
     print(
         f"commit {commit()}, {args.docs} ({engine.totals()[1]} chunks), "
         f"MALLOC_ARENA_MAX={os.environ.get('MALLOC_ARENA_MAX', '-')}, load {os.getloadavg()[0]:.1f}\n"
     )
-    print("| step | s | RSS | Δ RSS | anon | file | PSS | USS | heap in use | heap free | threads |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| step | s | RSS | anon | file | PSS | USS | heap used | heap free | trimmed: RSS | Δ | threads |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     previous = 0.0
     for label, figures, seconds in ROWS:
-        rss = figures["VmRSS"]
-        cells = [f"{seconds:.2f}", f"{rss:.0f}", f"{rss - previous:+.0f}"]
-        cells += [
-            f"{figures[k]:.0f}" for k in ("RssAnon", "RssFile", "Pss", "USS", "heap in use", "heap free")
-        ]
-        cells.append(f"{figures['threads']:.0f}")
+        keys = ("VmRSS", "RssAnon", "RssFile", "Pss", "USS", "heap in use", "heap free", "held")
+        cells = [f"{seconds:.2f}", *(f"{figures[k]:.0f}" for k in keys)]
+        cells += [f"{figures['held'] - previous:+.0f}", f"{figures['threads']:.0f}"]
         print(f"| {label} | " + " | ".join(cells) + " |")
-        previous = rss
+        previous = figures["held"]
     print(f"\npeak (VmHWM): {ROWS[-1][1]['VmHWM']:.0f} MiB\n")
     import pyarrow as pa
 
