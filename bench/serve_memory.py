@@ -1,28 +1,40 @@
-"""Resident memory of one `ragdown serve` on a folder, as a person starting it would see it.
+"""Resident memory of one `ragdown serve` on a folder, as a person starting it would see it, or of
+one `ragdown stdio` on an indexed folder, as an agent's session would see it.
 
     .venv/bin/python bench/serve_memory.py [--docs examples] [--embedder minilm] [--queries 50]
+    .venv/bin/python bench/serve_memory.py --stdio DOCS --data-dir DIR [--queries 20]
 
 Copies the folder (the examples by default) to a scratch dir, starts `ragdown serve` on it with an
 empty data dir, waits for the first sync, then asks `--queries` searches (`ragdown_recall`, one MCP
 session, the official client) and the hook's `ragdown_context` once each way. Prints RSS when ready,
 after the queries, the process's peak (VmHWM), and how the resident pages split: anonymous memory,
 the heap, and the largest file mappings (shared libraries' code pages count as resident too).
+
+`--stdio` spawns `ragdown stdio DOCS --data-dir DIR` (DOCS indexed beforehand, not copied) with the
+official client, and reads RSS, PSS and USS (`/proc/<pid>/smaps_rollup`) right after `initialize`,
+after the first search, once the server is idle (its first sync and the warm-up done), and after
+`--queries` searches (the folder's `## ` headings). `bench/memory_breakdown.py` splits the same
+process's memory by step.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import TextIO, cast
 
 import httpx2
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from _common import REPO, Server, commit
+from _common import REPO, Server, commit, cpu_seconds, headings
 
 TOKEN = "bench-token"
 QUESTIONS = [
@@ -42,6 +54,20 @@ def status_mb(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             found[key] = int(value.split()[0]) // 1024
     return found
+
+
+def rollup_mb(pid: int) -> dict[str, int]:
+    """RSS, PSS and USS (private clean + dirty) of `pid` from smaps_rollup, in MiB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Rss", "Pss", "Private_Clean", "Private_Dirty"):
+            found[key] = int(value.split()[0])
+    return {
+        "RSS": found["Rss"] // 1024,
+        "PSS": found["Pss"] // 1024,
+        "USS": (found["Private_Clean"] + found["Private_Dirty"]) // 1024,
+    }
 
 
 def mappings_mb(pid: int, top: int) -> list[tuple[str, int]]:
@@ -70,6 +96,80 @@ async def ask(url: str, queries: int) -> None:
             await client.call_tool("ragdown_context", {"prompt": question, "session_id": "bench"})
 
 
+def child_pid() -> int:
+    """The one child process of this one (the server `stdio_client` spawned)."""
+    me = str(os.getpid())
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == me:
+                children.append(int(entry.name))
+    if len(children) != 1:
+        raise RuntimeError(f"expected one server process, found {children}")
+    return children[0]
+
+
+async def settle(pid: int, quiet: float = 6.0, most: float = 60.0) -> float:
+    """Wait until the server's CPU time stops moving for `quiet` seconds (its first sync and the
+    warm-up's BM25 build run in the background after the first search); the seconds waited."""
+    waited, still, last = 0.0, 0.0, cpu_seconds(pid)
+    while still < quiet and waited < most:
+        await asyncio.sleep(0.5)
+        waited += 0.5
+        now = cpu_seconds(pid)
+        still = still + 0.5 if now - last < 0.05 else 0.0
+        last = now
+    return waited
+
+
+async def stdio_memory(
+    docs: Path, data_dir: Path, queries: list[str], errlog: TextIO
+) -> tuple[list[tuple[str, dict[str, int]]], list[tuple[str, int]]]:
+    """RSS/PSS/USS of one `ragdown stdio` at each stage of a session, and its largest mappings."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragdown.cli", "stdio", str(docs), "--data-dir", str(data_dir)],
+        env={**os.environ, "RAGDOWN_WATCH": "false"},
+    )
+    stages: list[tuple[str, dict[str, int]]] = []
+
+    def measure(label: str, pid: int) -> None:
+        stages.append((label, {**rollup_mb(pid), **status_mb(pid)}))
+
+    async with Client(stdio_client(params, errlog=errlog)) as client:
+        pid = child_pid()
+        measure("connected (initialize answered)", pid)
+        first = await client.call_tool("ragdown_recall", {"query": queries[0], "top_k": 5})
+        if first.is_error:
+            raise RuntimeError(f"ragdown_recall failed: {first.content}")
+        measure("after the first search", pid)
+        waited = await settle(pid)
+        measure(f"settled ({waited:.0f} s later: warm-up and first sync done)", pid)
+        for query in queries:
+            await client.call_tool("ragdown_recall", {"query": query, "top_k": 5})
+        measure(f"after {len(queries)} more searches", pid)
+        top = mappings_mb(pid, 8)
+    return stages, top
+
+
+def stdio_main(docs: Path, data_dir: Path, queries: int) -> None:
+    asked = headings(docs, seed=7)[:queries]
+    with tempfile.TemporaryFile("w+") as errlog:
+        stages, top = asyncio.run(stdio_memory(docs, data_dir, asked, cast(TextIO, errlog)))
+    load = os.getloadavg()[0]
+    print(f"commit {commit()}, `ragdown stdio {docs}`, load {load:.1f}")
+    print("\n| when | RSS MiB | PSS | USS | anonymous | file-backed | peak so far |")
+    print("|---|---|---|---|---|---|---|")
+    for when, figures in stages:
+        columns = (figures[key] for key in ("RSS", "PSS", "USS", "RssAnon", "RssFile", "VmHWM"))
+        print(f"| {when} | " + " | ".join(map(str, columns)) + " |")
+    print("\nlargest resident mappings after the queries: " + ", ".join(f"{n} {mb}" for n, mb in top))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -78,7 +178,14 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--folder", default="notes", help="the MCP folder to ask")
+    parser.add_argument("--stdio", type=Path, metavar="DOCS", help="measure `ragdown stdio DOCS` instead")
+    parser.add_argument("--data-dir", type=Path, help="with --stdio: where DOCS is indexed")
     args = parser.parse_args()
+    if args.stdio is not None:
+        if args.data_dir is None:
+            parser.error("--stdio needs --data-dir (index DOCS there first)")
+        stdio_main(args.stdio.resolve(), args.data_dir.resolve(), args.queries)
+        return
     with tempfile.TemporaryDirectory(prefix="ragdown-memory-") as scratch:
         work = Path(scratch)
         shutil.copytree(args.docs, work / "docs")

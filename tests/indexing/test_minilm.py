@@ -206,6 +206,20 @@ def test_the_environment_turns_the_int8_build_off(monkeypatch: pytest.MonkeyPatc
         load_minilm(1, tmp_path)
 
 
+def test_the_session_runs_without_its_own_arena_and_without_spinning() -> None:
+    """ONNX Runtime's arena would keep the largest activations it served; spinning workers would
+    keep a core busy after each query (docs/design.md#memory)."""
+    embedder = load_minilm(2, quantize=False)
+    try:
+        options = embedder._model()[0].get_session_options()
+        assert options.enable_cpu_mem_arena is False
+        assert options.intra_op_num_threads == 2
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert np.isclose(np.linalg.norm(embedder.embed(["arena"], "query")), 1.0)
+    finally:
+        embedder.close()
+
+
 @REAL_MODEL
 def test_the_int8_build_agrees_with_the_packaged_model(int8: OnnxEmbedder, packaged: OnnxEmbedder) -> None:
     report = compare_embeddings(packaged, int8, SENTENCES)

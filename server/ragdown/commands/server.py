@@ -140,6 +140,7 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
 
     def load(snapshot: SnapshotEngine | None) -> Engine:
         from ragdown.engine import Engine
+        from ragdown.release_memory import release_after
 
         engine = Engine.open(
             docs,
@@ -150,8 +151,9 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
             loaded=loaded[0] if loaded else None,
             memory=snapshot.memory if snapshot else None,  # what the hook gave stays given
         )
-        engine.start()
+        first_sync = engine.start()
         engine.warm()
+        release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
 
     # The transport connects before the model loads; searches meanwhile are answered from the

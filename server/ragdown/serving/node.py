@@ -18,6 +18,7 @@ from ragdown import __version__
 from ragdown.engine import Engine, index_location
 from ragdown.errors import CliError, IndexNotReadyError
 from ragdown.indexing.sync import ProgressCallback, SyncReport
+from ragdown.release_memory import release_after
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
@@ -31,8 +32,14 @@ INDEX_WAIT_S = 300.0
 
 
 def warm_in_background(engine: Engine) -> None:
-    """The model and the search structures load while the server starts, not in the first call."""
-    threading.Thread(target=engine.warm, name="ragdown-warm", daemon=True).start()
+    """The model and the search structures load while the server starts, not in the first call;
+    what loading them freed goes back to the system once the BM25 build ends (docs/design.md#memory)."""
+
+    def warm() -> None:
+        engine.warm()
+        release_after(engine.index.searched()[0].start_lexicon())
+
+    threading.Thread(target=warm, name="ragdown-warm", daemon=True).start()
 
 
 class Forwarder:

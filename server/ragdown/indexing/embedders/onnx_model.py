@@ -154,6 +154,10 @@ class OnnxEmbedder(Embedder):
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # ONNX Runtime's own arena keeps the largest activations it ever served for good (~12 MB
+        # after the longest texts); without it they go back to the C allocator, as fast on
+        # one-text passes (docs/design.md#memory).
+        options.enable_cpu_mem_arena = False
         try:
             return ort.InferenceSession(
                 str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
