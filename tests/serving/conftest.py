@@ -139,6 +139,7 @@ def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Serv
         server_config=docs / ".ragdown-server.json",
     )
     engine.sync()
+    engine.syncer.compaction.drain()  # now, not in the background during a test that compares files
     port = free_port()
     app = create_app(engine, settings)
     server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
