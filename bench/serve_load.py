@@ -13,11 +13,11 @@ there, so a second run skips the first sync's embedding. Queries: the corpus's `
 deduplicated and shuffled with a fixed seed.
 
 `--writes RATE` measures reads beside writes: each run is made twice in a row, read-only and then
-with one more MCP session (on the primary) writing about RATE times a second, small changes to a
-few scratch documents in turn (`ragdown_edit` of one line, then `ragdown_write` appending a
-paragraph), each answered only once indexed. The writer starts the next write on its schedule, or at
-once when a write took longer than the interval. Comparing the two rows of one run keeps the
-machine's load out of the ratio.
+with one more MCP session (on the primary) starting RATE writes a second, small changes to eight
+scratch documents in turn (`ragdown_edit` of one line, or `ragdown_write` appending a paragraph),
+each answered only once indexed. A write starts on its schedule whether the earlier ones have been
+answered or not (up to 8 at once, as from several agents). Comparing the two rows of one run keeps
+the machine's load out of the ratio.
 
 Reported: requests per second, p50/p95 latency in milliseconds, explicit "overloaded" answers (the
 client then waits as long as the answer's retry hint says and asks the same again; "retried ok"
@@ -98,8 +98,10 @@ SENT: set[str] = set()
 
 # The writer's documents (under the served folder) and the words its changes are made of.
 SCRATCH = "load-scratch"
-SCRATCH_FILES = 4
+SCRATCH_FILES = 8
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo")
+# Writes under way at once at most (as from that many agents); a write due beyond it waits its turn.
+WRITES_IN_FLIGHT = 8
 
 
 def scratch_text(n: int) -> str:
@@ -107,14 +109,29 @@ def scratch_text(n: int) -> str:
 
 
 async def writer_loop(url: str, rate: float, clock: Clock, run: Run, stamp: str) -> None:
-    """About `rate` small writes a second until the deadline: one line of a scratch document edited,
-    then a paragraph appended to the next, each call answered once the change is indexed."""
+    """A write started every 1/`rate` s until the deadline, whether the earlier ones have been
+    answered or not (as from several agents), each answered once the change is indexed: the scratch
+    documents in turn, each one's `counter:` line edited, then a paragraph appended to it."""
     counters = [0] * SCRATCH_FILES
     words = random.Random(SEED)
+    slots = asyncio.Semaphore(WRITES_IN_FLIGHT)
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
+
+        async def one(tool: str, arguments: dict[str, Any]) -> None:
+            async with slots:
+                began = time.perf_counter()
+                try:
+                    result = await client.call_tool(tool, arguments)
+                    if result.is_error:
+                        run.write_errors += 1
+                    else:
+                        run.write_latencies.append((time.perf_counter() - began) * 1000)
+                except Exception:  # transport failures count as write errors
+                    run.write_errors += 1
+
         for n in range(SCRATCH_FILES):  # fresh documents for this run (the stamp keeps runs apart)
             await client.call_tool(
                 "ragdown_write", {"path": f"{SCRATCH}/{stamp}-{n}.md", "text": scratch_text(n)}
@@ -125,10 +142,11 @@ async def writer_loop(url: str, rate: float, clock: Clock, run: Run, stamp: str)
         due = time.perf_counter()
         k = 0
         arguments: dict[str, Any]
+        started: list[asyncio.Task[None]] = []
         while time.perf_counter() < clock.deadline:
             n = k % SCRATCH_FILES
             path = f"{SCRATCH}/{stamp}-{n}.md"
-            if k % 2 == 0:
+            if (k // SCRATCH_FILES) % 2 == 0:
                 old, counters[n] = counters[n], counters[n] + 1
                 edit = {"old_text": f"counter: {old}", "new_text": f"counter: {counters[n]}"}
                 tool, arguments = "ragdown_edit", {"path": path, "edits": [edit]}
@@ -136,18 +154,10 @@ async def writer_loop(url: str, rate: float, clock: Clock, run: Run, stamp: str)
                 said = " ".join(words.choice(WORDS) for _ in range(12))
                 tool, arguments = "ragdown_write", {"path": path, "text": said, "append": True}
             k += 1
-            began = time.perf_counter()
-            try:
-                result = await client.call_tool(tool, arguments)
-                if result.is_error:
-                    run.write_errors += 1
-                else:
-                    run.write_latencies.append((time.perf_counter() - began) * 1000)
-            except Exception:  # transport failures count as write errors
-                run.write_errors += 1
+            started.append(asyncio.create_task(one(tool, arguments)))
             due += interval
             await asyncio.sleep(max(0.0, due - time.perf_counter()))
-            due = max(due, time.perf_counter() - interval)  # a slow write does not earn a burst
+        await asyncio.gather(*started)
 
 
 async def client_loop(url: str, tool: str, queries: list[str], offset: int, clock: Clock, run: Run) -> None:
