@@ -50,6 +50,9 @@ class Compaction:
         self.max_wait_s = max_wait_s
         self.max_commits = max_commits
         self.runs = 0  # compactions run so far (for tests and the log)
+        # Called after each compaction, on its thread: the table is at a new version whose rows are
+        # those of the one before (what is derived from the rows can be kept, only re-stamped).
+        self.after: Callable[[], None] | None = None
         self._wake = threading.Condition()
         self._pending = 0  # commits since the last compaction started
         self._first = 0.0  # monotonic time of the oldest of them
@@ -123,6 +126,11 @@ class Compaction:
             return
         self.runs += 1
         log.debug("compacted %d commits in %.0f ms", pending, (time.perf_counter() - started) * 1000)
+        if self.after is not None:
+            try:
+                self.after()
+            except Exception:  # what it keeps up to date is rebuilt at the next commit anyway
+                log.exception("the step after a compaction failed")
 
 
 def _drain_all() -> None:
