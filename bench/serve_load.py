@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/serve_load.py [--embedder minilm] [--corpus fastapi-docs] [--seconds 20]
         [--clients 1,4,16] [--tools ragdown_recall,ragdown_context] [--setups one,readers] [--work DIR]
+        [--writes 5]
 
 Copies the corpus into a temporary docs dir (one folder `docs`, MCP on), starts one `ragdown serve`
 process and waits for its first sync; then 1, 4 and 16 concurrent clients call each tool back to
@@ -11,13 +12,20 @@ round-robin over the primary and the two readers. `--work DIR` keeps the docs co
 there, so a second run skips the first sync's embedding. Queries: the corpus's `## ` headings,
 deduplicated and shuffled with a fixed seed.
 
+`--writes RATE` measures reads beside writes: each run is made twice in a row, read-only and then
+with one more MCP session (on the primary) starting RATE writes a second, small changes to eight
+scratch documents in turn (`ragdown_edit` of one line, or `ragdown_write` appending a paragraph),
+each answered only once indexed. A write starts on its schedule whether the earlier ones have been
+answered or not (up to 8 at once, as from several agents). Comparing the two rows of one run keeps
+the machine's load out of the ratio.
+
 Reported: requests per second, p50/p95 latency in milliseconds, explicit "overloaded" answers (the
 client then waits as long as the answer's retry hint says and asks the same again; "retried ok"
 counts the retries that were answered), other errors, empty answers, the CPU the servers and this
 (client) process used during the run (cores busy on average, and server CPU milliseconds per
 answered call), and the share of calls whose query the bench had already sent earlier in its life
-(what a server-side cache of queries could answer from memory). Everything runs on one machine, the
-clients included.
+(what a server-side cache of queries could answer from memory); with `--writes`, the writes made per
+second and their p50/p95 latency. Everything runs on one machine, the clients included.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -66,6 +75,8 @@ class Run:
     client_cpu: float = 0.0
     repeats: int = 0
     retried_ok: int = 0
+    write_latencies: list[float] = field(default_factory=list)
+    write_errors: int = 0
 
     def error(self, message: str) -> None:
         self.errors += 1
@@ -84,6 +95,69 @@ class Clock:
 
 # Every query sent so far in this bench process (warm-up calls included), across runs and servers.
 SENT: set[str] = set()
+
+# The writer's documents (under the served folder) and the words its changes are made of.
+SCRATCH = "load-scratch"
+SCRATCH_FILES = 8
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo")
+# Writes under way at once at most (as from that many agents); a write due beyond it waits its turn.
+WRITES_IN_FLIGHT = 8
+
+
+def scratch_text(n: int) -> str:
+    return f"# Scratch note {n}\n\ncounter: 0\n\nA note the load bench rewrites while searches run.\n"
+
+
+async def writer_loop(url: str, rate: float, clock: Clock, run: Run, stamp: str) -> None:
+    """A write started every 1/`rate` s until the deadline, whether the earlier ones have been
+    answered or not (as from several agents), each answered once the change is indexed: the scratch
+    documents in turn, each one's `counter:` line edited, then a paragraph appended to it."""
+    counters = [0] * SCRATCH_FILES
+    words = random.Random(SEED)
+    slots = asyncio.Semaphore(WRITES_IN_FLIGHT)
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+
+        async def one(tool: str, arguments: dict[str, Any]) -> None:
+            async with slots:
+                began = time.perf_counter()
+                try:
+                    result = await client.call_tool(tool, arguments)
+                    if result.is_error:
+                        run.write_errors += 1
+                    else:
+                        run.write_latencies.append((time.perf_counter() - began) * 1000)
+                except Exception:  # transport failures count as write errors
+                    run.write_errors += 1
+
+        for n in range(SCRATCH_FILES):  # fresh documents for this run (the stamp keeps runs apart)
+            await client.call_tool(
+                "ragdown_write", {"path": f"{SCRATCH}/{stamp}-{n}.md", "text": scratch_text(n)}
+            )
+        clock.warmed += 1
+        await clock.start.wait()
+        interval = 1.0 / rate
+        due = time.perf_counter()
+        k = 0
+        arguments: dict[str, Any]
+        started: list[asyncio.Task[None]] = []
+        while time.perf_counter() < clock.deadline:
+            n = k % SCRATCH_FILES
+            path = f"{SCRATCH}/{stamp}-{n}.md"
+            if (k // SCRATCH_FILES) % 2 == 0:
+                old, counters[n] = counters[n], counters[n] + 1
+                edit = {"old_text": f"counter: {old}", "new_text": f"counter: {counters[n]}"}
+                tool, arguments = "ragdown_edit", {"path": path, "edits": [edit]}
+            else:
+                said = " ".join(words.choice(WORDS) for _ in range(12))
+                tool, arguments = "ragdown_write", {"path": path, "text": said, "append": True}
+            k += 1
+            started.append(asyncio.create_task(one(tool, arguments)))
+            due += interval
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        await asyncio.gather(*started)
 
 
 async def client_loop(url: str, tool: str, queries: list[str], offset: int, clock: Clock, run: Run) -> None:
@@ -128,9 +202,12 @@ async def client_loop(url: str, tool: str, queries: list[str], offset: int, cloc
                 run.empty += 1
 
 
-async def measure(servers: list[Server], tool: str, clients: int, seconds: float, queries: list[str]) -> Run:
+async def measure(
+    servers: list[Server], tool: str, clients: int, seconds: float, queries: list[str], writes: float = 0.0
+) -> Run:
     """`clients` sessions spread round-robin over `servers`, all opened and warmed before the clock
-    starts, then calling back to back until `seconds` have passed."""
+    starts, then calling back to back until `seconds` have passed; with `writes`, one more session
+    writing that many times a second to the primary meanwhile."""
     run = Run()
     clock = Clock()
     step = max(1, len(queries) // clients)
@@ -140,7 +217,11 @@ async def measure(servers: list[Server], tool: str, clients: int, seconds: float
         )
         for i in range(clients)
     ]
-    while clock.warmed < clients and not any(t.done() for t in tasks):
+    if writes > 0:
+        stamp = f"{tool.removeprefix('ragdown_')}-{clients}-{len(servers)}-{time.monotonic_ns() % 10**6}"
+        url = f"{servers[0].url}/mcp/{FOLDER}"
+        tasks.append(asyncio.create_task(writer_loop(url, writes, clock, run, stamp)))
+    while clock.warmed < len(tasks) and not any(t.done() for t in tasks):
         await asyncio.sleep(0.05)
     cpu_before = [cpu_seconds(s.process.pid) for s in servers]
     client_before = time.process_time()
@@ -162,10 +243,17 @@ def row(setup: str, tool: str, clients: int, run: Run) -> str:
     rps, server, client = count / elapsed, run.server_cpu / elapsed, run.client_cpu / elapsed
     per_call = f"{run.server_cpu * 1000 / count:.0f}" if count else "—"
     repeats = f"{100 * run.repeats / count:.0f}%" if count else "—"
+    writes = run.write_latencies
+    written = (
+        f"{len(writes) / elapsed:.1f} | {percentile(writes, 0.5):.0f} | {percentile(writes, 0.95):.0f} | "
+        f"{run.write_errors}"
+        if writes or run.write_errors
+        else "— | — | — | —"
+    )
     return (
         f"| {setup} | `{tool}` | {clients} | {count} | {rps:.1f} | {p50} | {p95} | {run.overloaded} | "
         f"{run.retried_ok} | {run.errors} | {run.empty} | {server:.2f} | {per_call} | {client:.2f} | "
-        f"{repeats} |"
+        f"{repeats} | {written} |"
     )
 
 
@@ -188,6 +276,9 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(TOOLS), help="tools to call, comma-separated")
     parser.add_argument("--setups", default="one,readers", help="one (one process), readers (+2 readers)")
     parser.add_argument("--work", type=Path, help="keep the docs copy and the index here between runs")
+    parser.add_argument(
+        "--writes", type=float, default=0.0, help="also run each measurement beside this many writes a second"
+    )
     args = parser.parse_args()
     clients = [int(c) for c in names(args.clients)]
     tools = names(args.tools, tuple(TOOLS))
@@ -220,14 +311,23 @@ def main() -> None:
                 file=sys.stderr,
             )
             if "one" in setups:
-                rows += run_setup("one process", [primary], args.seconds, queries, samples, tools, clients)
+                rows += run_setup(
+                    "one process", [primary], args.seconds, queries, samples, tools, clients, args.writes
+                )
             if "readers" in setups:
                 servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
                 for reader in servers[1:]:
                     reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
                 print("two readers up", file=sys.stderr)
                 rows += run_setup(
-                    "primary + 2 readers", servers, args.seconds, queries, samples, tools, clients
+                    "primary + 2 readers",
+                    servers,
+                    args.seconds,
+                    queries,
+                    samples,
+                    tools,
+                    clients,
+                    args.writes,
                 )
         finally:
             for server in servers:
@@ -253,13 +353,21 @@ def report(
         "retry after an overloaded answer is timed on its own); "
         "CPU columns are cores busy on average (server processes together, and this client process) and "
         "the servers' CPU milliseconds per answered call; repeated: calls whose query this bench had sent "
-        f"before; 1-minute load average at the start: {load:.2f}.\n"
+        f"before; 1-minute load average at the start: {load:.2f}."
+        + (
+            f" Each run read-only, then beside a writer at {args.writes:g} writes/s (`+ writes` rows: "
+            "writes made per second, their p50/p95 ms and errors)."
+            if args.writes
+            else ""
+        )
+        + "\n"
     )
     print(
         "| setup | tool | clients | calls | req/s | p50 ms | p95 ms | overloaded | retried ok | other errors "
-        "| empty | server CPU | server CPU ms/call | client CPU | repeated |"
+        "| empty | server CPU | server CPU ms/call | client CPU | repeated | writes/s | write p50 ms "
+        "| write p95 ms | write errors |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in rows:
         print(line)
     print(
@@ -280,15 +388,19 @@ def run_setup(
     samples: list[str],
     tools: list[str],
     counts: list[int],
+    writes: float = 0.0,
 ) -> list[str]:
+    """Each tool at each client count; with `writes`, read-only and then beside the writer."""
     lines = []
     for tool in tools:
         for clients in counts:
-            run = asyncio.run(measure(targets, tool, clients, seconds, queries))
-            line = row(setup, tool, clients, run)
-            print(line, file=sys.stderr)
-            lines.append(line)
-            samples.extend(f"{setup}, {tool}, {clients} clients: {s}" for s in run.samples)
+            for rate in (0.0, writes) if writes else (0.0,):
+                run = asyncio.run(measure(targets, tool, clients, seconds, queries, rate))
+                label = f"{setup} + writes" if rate else setup
+                line = row(label, tool, clients, run)
+                print(line, file=sys.stderr)
+                lines.append(line)
+                samples.extend(f"{label}, {tool}, {clients} clients: {s}" for s in run.samples)
     return lines
 
 

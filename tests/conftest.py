@@ -63,11 +63,14 @@ def make_engine(docs: Path, data_dir: Path) -> Iterator[Callable[..., Engine]]:
 
 
 def synced_engine(make_engine: Callable[..., Engine], write: WriteDoc, documents: dict[str, str]) -> Engine:
-    """An engine (hash embedder) over `documents` (path -> text), synced."""
+    """An engine (hash embedder) over `documents` (path -> text), synced and compacted, as it is once
+    writes pause: LanceDB scores rows its full-text index has not taken in yet on a scale of their own
+    (docs/design.md#compaction), and tests compare the in-memory BM25 with the index's."""
     for path, text in documents.items():
         write(path, text)
     built = make_engine()
     built.sync()
+    built.syncer.compaction.drain()
     return built
 
 

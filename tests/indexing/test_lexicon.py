@@ -181,6 +181,7 @@ def test_after_edits_and_deletions_both_still_agree(engine: Engine, write: Write
     write("extra.md", "# Extra\nrunning the cache")
     (engine.docs_dir / "long.md").unlink()
     engine.sync()
+    engine.syncer.compaction.drain()  # as once writes pause (docs/design.md#compaction)
     for query in ("cache eviction", "running", "snake case", "layer words"):
         lance, ours = both(engine.store, query)
         assert lance, query

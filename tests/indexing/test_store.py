@@ -250,6 +250,7 @@ def test_compaction_indexes_new_rows_and_prunes_old_versions(
     for i in range(4):
         write(f"d{i}.md", f"doc {i}")
         syncer.sync()
+    syncer.compaction.drain()  # compaction runs in the background after syncs (test_compaction.py)
     assert store.count_rows() == 4
     assert store.table.list_indices()[0].num_unindexed_rows == 0
     versions_before = len(store.table.list_versions())

@@ -139,6 +139,7 @@ def serve(docs: Path, data_dir: Path, settings: ServerSettings) -> Iterator[Serv
         server_config=docs / ".ragdown-server.json",
     )
     engine.sync()
+    engine.syncer.compaction.drain()  # now, not in the background during a test that compares files
     assert engine.lifecycle.snapshots is not None
     engine.lifecycle.snapshots.wait()  # the search snapshot is written in the background
     port = free_port()

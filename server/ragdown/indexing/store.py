@@ -10,6 +10,7 @@ is imported, in ragdown.indexing.lance_session.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import timedelta
@@ -71,6 +72,9 @@ class ChunkStore(ChunkTable):
         """`fresh`: build a new index beside the current one even though it matches (a full rebuild).
         `location`: where the index lives (default: `data_dir` itself)."""
         self._cache = ReadCache()
+        # Writes and compaction, one at a time; searches never take it (they take the cache's lock,
+        # which a compaction does not hold: docs/design.md#compaction).
+        self._writing = threading.Lock()
         super().__init__(
             data_dir,
             meta,
@@ -250,7 +254,7 @@ class ChunkStore(ChunkTable):
     def replace(self, paths: list[str], rows: pa.Table | None) -> None:
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
-        with self._cache.lock, private_files():
+        with self._writing, self._cache.lock, private_files():
             if paths:
                 self.table.delete(sql_in("path", paths))
             if rows is not None and rows.num_rows:
@@ -259,15 +263,17 @@ class ChunkStore(ChunkTable):
 
     def delete_all(self) -> None:
         self._require_writable()
-        with self._cache.lock, private_files():
+        with self._writing, self._cache.lock, private_files():
             self.table.delete("true")
             self._cache.forget()
 
     def compact(self) -> None:
         """Optimise (merges fragments, brings the FTS index up to date), drop versions older than 60 s,
-        and build the vector index once the table is large enough for it to pay."""
+        and build the vector index once the table is large enough for it to pay. Run off the write
+        path (indexing/compaction.py): it changes no row, so searches go on meanwhile without waiting
+        for it; a write waits for it to end."""
         self._require_writable()
-        with self._cache.lock, private_files():
+        with self._writing, private_files():
             before = int(self.table.version)
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
             if not self.location.remote:  # the same rows: the snapshot answers for the new version
@@ -281,6 +287,11 @@ class ChunkStore(ChunkTable):
                     self.table.create_index("vector", config=IvfFlat(distance_type="cosine"))
                 except Exception:  # a missing vector index only costs speed
                     log.exception("could not build the vector index; searches use a flat scan")
+
+    def needs_compaction(self) -> bool:
+        """Rows the full-text index has not taken in yet: what a process that stopped between a
+        commit and its compaction leaves behind."""
+        return any(index.num_unindexed_rows for index in self.table.list_indices())
 
     def _require_writable(self) -> None:
         if not self.writable:

@@ -2,7 +2,8 @@
 
 Each flush is one delete and one add, so a reader sees a file either as before or as after, never
 half-updated. A file that cannot be read or embedded keeps its last indexed rows and is reported.
-Only one sync runs at a time; callers that arrive during a run share one follow-up sync.
+Only one sync runs at a time; callers that arrive during a run share one follow-up sync. A sync
+answers once its rows are committed; compaction follows in the background (indexing/compaction.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ragdown.documents.files import Root
 from ragdown.documents.metadata import parse_document, supersedes_boundary
 from ragdown.documents.paths import escaped, shown
 from ragdown.errors import Refusal
+from ragdown.indexing.compaction import Compaction
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.listing import FileStat, markdown_listing
 from ragdown.indexing.rows import PendingFile, build_rows
@@ -202,6 +204,9 @@ class Syncer:
         self._follow_up_full = False
         self._follow_up_progress: ProgressCallback | None = None
         self._current: _Run | None = None
+        # Of whichever table is being written now (`store` moves to a rebuild's new table).
+        self.compaction = Compaction(lambda: self.store.compact())
+        self._backlog_checked = False
 
     @property
     def syncing(self) -> bool:
@@ -279,7 +284,10 @@ class Syncer:
         if run.batch or run.removed:
             run.flush()
         if run.report.changed:
-            self.store.compact()
+            self.compaction.committed()
+        elif not self._backlog_checked and self.store.writable and self.store.needs_compaction():
+            self.compaction.committed()  # a process stopped before compacting its last commits
+        self._backlog_checked = True
         run.report.ms = round((time.perf_counter() - run.started) * 1000)
         run.report.at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self.last_sync = run.report
