@@ -85,7 +85,8 @@ class IndexLifecycle:
         self.snapshots = SnapshotWriter(lambda: self.index.store) if writable else None
         if self.snapshots is not None:
             # A compaction re-points the snapshot, or drops one it raced with: then write it again.
-            self.syncer.compaction.after = self.snapshots.request
+            snapshots = self.snapshots
+            self.syncer.compaction.after = lambda: snapshots.request() and None
 
     def _after_sync(self, report: SyncReport) -> None:
         self.index.publish()
