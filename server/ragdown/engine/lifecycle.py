@@ -85,8 +85,11 @@ class IndexLifecycle:
         self.snapshots = SnapshotWriter(lambda: self.index.store) if writable else None
         if self.snapshots is not None:
             # A compaction re-points the snapshot, or drops one it raced with: then write it again.
-            snapshots = self.snapshots
-            self.syncer.compaction.after = lambda: snapshots.request() and None
+            self.syncer.compaction.after = self._snapshot_again
+
+    def _snapshot_again(self) -> None:
+        if self.snapshots is not None:
+            self.snapshots.request()
 
     def _after_sync(self, report: SyncReport) -> None:
         self.index.publish()
