@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +33,8 @@ from ragdown.indexing.snapshot.layout import (
 from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
 from ragdown.indexing.snapshot.store import current_snapshot
 from ragdown.indexing.store import ChunkStore
-from ragdown.search.filters import SearchFilters
+from ragdown.search.filters import Prefilter, SearchFilters
+from ragdown.search.hybrid import retrieve
 from ragdown.search.pipeline import run_search
 from tests.conftest import WriteDoc, synced_engine
 
@@ -74,6 +76,7 @@ def engine(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
 def written(engine: Engine) -> PersistedSnapshot:
     """The snapshot the engine's writer left for the table as it is now."""
     assert engine.lifecycle.snapshots is not None
+    engine.syncer.compaction.drain()  # a compaction now, not one racing the test (it re-points)
     engine.lifecycle.snapshots.wait()
     store = engine.store
     persisted = open_current(store.data_dir, store.lance_dir, int(store.table.version))
@@ -81,11 +84,19 @@ def written(engine: Engine) -> PersistedSnapshot:
     return persisted
 
 
-def hits_of(
-    store: object, engine: Engine, query: str, filters: SearchFilters | None
-) -> list[tuple[str, float, float]]:
-    outcome = run_search(store, engine.embedder, query, 5, filters)  # type: ignore[arg-type]
-    return [(h.id, h.score, h.similarity) for h in outcome.hits]
+def hits_of(store: object, engine: Engine, query: str, filters: SearchFilters | None) -> object:
+    """Every row each retriever finds for `query` with its scores (the pools deeper than the table,
+    so the comparison does not depend on how rows tied in score are ordered, which follows the
+    table's physical order and so changes with a compaction), and the hits' cosines."""
+    prefilter = Prefilter(filters or SearchFilters(), store.superseded_paths())  # type: ignore[attr-defined]
+    vector = engine.embedder.embed_query(query)
+    rankings = retrieve(store, query, vector, 1000, prefilter)  # type: ignore[arg-type]
+    pools = {
+        name: {e.row["id"]: (round(e.similarity, 6), round(e.raw, 5)) for e in ranked}
+        for name, ranked in rankings.items()
+    }
+    hits = run_search(store, engine.embedder, query, 5, filters).hits  # type: ignore[arg-type]
+    return pools, sorted(round(h.similarity, 6) for h in hits)
 
 
 def table_rows(store: ChunkStore) -> pa.Table:
@@ -256,4 +267,75 @@ def test_old_snapshots_and_leftovers_are_removed_after_their_grace(engine: Engin
     engine.sync()
     third = written(engine)
     assert not (root / first.name).exists()
-    assert {e.name for e in root.iterdir()} == {CURRENT, second.name, third.name}
+    names = {e.name for e in root.iterdir()}
+    assert {CURRENT, second.name, third.name} <= names
+    assert not any(name.startswith(".tmp-") for name in names)
+
+
+def test_postings_updated_for_changed_rows_equal_postings_built_again() -> None:
+    rng = random.Random(3)
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "running",
+        "runner",
+        "the",
+        "cache",
+        "caches",
+        "café",
+        "x2",
+        "foo_bar",
+        "zeta",
+    ]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) for _ in range(150)]
+    lexicon = Lexicon.build(texts)
+    for _ in range(30):
+        keep = np.array([rng.random() > 0.2 for _ in texts])
+        added = [" ".join(rng.choice([*words, "eta"]) for _ in range(rng.randint(0, 12))) for _ in range(20)]
+        updated = lexicon.updated(keep, added)
+        texts = [t for t, k in zip(texts, keep, strict=True) if k] + added
+        rebuilt = Lexicon.build(texts)
+        assert (updated.documents, set(updated.term_ids)) == (rebuilt.documents, set(rebuilt.term_ids))
+        assert np.array_equal(updated.norms, rebuilt.norms)
+        for query in ("alpha", "running caches", "eta zeta", "café foo", "gamma gamma delta", "none"):
+            ours, theirs = updated.top(query, 50), rebuilt.top(query, 50)
+            assert np.array_equal(ours[0], theirs[0])
+            assert np.array_equal(ours[1], theirs[1])
+        lexicon = updated
+
+
+def test_a_write_updates_the_rows_held_in_memory_without_reading_the_table(
+    engine: Engine, write: WriteDoc, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.search("restore", 3)  # the rows and postings are held now
+    scans: list[list[str]] = []
+    real_scan = ChunkStore._scan
+
+    def counted(self: ChunkStore, columns: list[str], where: str | None = None) -> pa.Table:
+        scans.append(columns)
+        return real_scan(self, columns, where)
+
+    monkeypatch.setattr(ChunkStore, "_scan", counted)
+    monkeypatch.setattr(engine.lifecycle.snapshots, "request", lambda: None)  # nothing on disk
+    write("guide/tape.md", "# Tape\nThe vendor keeps the tapes; restore takes a day.")
+    (docs / "notes" / "old.md").unlink()
+    engine.sync()
+    engine.syncer.compaction.drain()
+    found = {q: hits_of(engine.store, engine, q, None) for q in QUERIES}
+    assert SNAPSHOT_COLUMNS not in scans  # the held rows followed the write
+    held = engine.store._cache.snapshot
+    assert held is not None
+    assert held.version == int(engine.store.table.version)
+    paths = set(held.columns.column("path").to_pylist())
+    assert "guide/tape.md" in paths
+    assert "notes/old.md" not in paths
+    # The same hits and scores as rows and postings read again from the table.
+    monkeypatch.setattr(ChunkStore, "_persisted", lambda self, version: None)
+    engine.store._cache.forget()
+    engine.store.vector_snapshot(["id"])
+    lexicon = engine.store.start_lexicon()
+    assert lexicon is not None
+    lexicon.result()
+    assert {q: hits_of(engine.store, engine, q, None) for q in QUERIES} == found

@@ -82,7 +82,7 @@ class IndexLifecycle:
         self._full_lock = threading.Lock()
         self._last_full: float | None = None
         # The primary keeps the search snapshot of the table it writes (docs/design.md#search-snapshot).
-        self.snapshots = SnapshotWriter(lambda: self.index.store) if writable else None
+        self.snapshots = SnapshotWriter(lambda: self.index.store.persist_snapshot()) if writable else None
         if self.snapshots is not None:
             # A compaction re-points the snapshot, or drops one it raced with: then write it again.
             self.syncer.compaction.after = self._snapshot_again

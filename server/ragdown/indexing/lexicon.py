@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-_ARRAYS = ("starts", "rows", "counts", "norms")
+_ARRAYS = ("starts", "rows", "counts", "norms", "lengths")
 K1 = 1.2
 B = 0.75
 MAX_TOKEN_BYTES = 40  # tokens this long or longer are dropped (tantivy's RemoveLongFilter)
@@ -127,6 +127,7 @@ class Lexicon:
     counts: npt.NDArray[np.float32]
     norms: npt.NDArray[np.float64]  # k1 * (1 - b + b * length / average length), per row
     documents: int  # N: the rows with at least one term
+    lengths: npt.NDArray[np.int32]  # terms per row: what the norms come from when rows change
 
     @classmethod
     def build(cls, texts: Iterable[str], analyzer: Analyzer = ANALYZER) -> Lexicon:
@@ -140,20 +141,66 @@ class Lexicon:
             term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
             row_of.extend(repeat(row, len(counted)))
             count_of.extend(counted.values())
-        terms_column = np.frombuffer(term_of, dtype=np.int32)
-        order = np.argsort(terms_column, kind="stable")  # rows stay in order within a term
-        starts = np.searchsorted(terms_column[order], np.arange(len(term_ids) + 1)).astype(np.int64)
-        length = np.frombuffer(lengths, dtype=np.int32).astype(np.float64)
+        return cls._of(
+            term_ids,
+            np.frombuffer(term_of, dtype=np.int32),
+            np.frombuffer(row_of, dtype=np.int32),
+            np.frombuffer(count_of, dtype=np.int32).astype(np.float32),
+            np.frombuffer(lengths, dtype=np.int32).copy(),
+        )
+
+    @classmethod
+    def _of(
+        cls,
+        term_ids: dict[str, int],
+        terms: npt.NDArray[np.int32],
+        rows: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.float32],
+        lengths: npt.NDArray[np.int32],
+    ) -> Lexicon:
+        """The postings from one (term, row, count) triple per posting, rows ascending within a term."""
+        order = np.argsort(terms, kind="stable")  # rows stay in order within a term
+        starts = np.searchsorted(terms[order], np.arange(len(term_ids) + 1)).astype(np.int64)
+        length = lengths.astype(np.float64)
         # LanceDB counts only rows with at least one term, and averages their lengths in f32.
         documents = int(np.count_nonzero(length))
         average = float(np.float32(length.sum()) / np.float32(max(documents, 1))) or 1.0
-        return cls(
-            term_ids,
-            starts,
-            np.frombuffer(row_of, dtype=np.int32)[order],
-            np.frombuffer(count_of, dtype=np.int32)[order].astype(np.float32),
-            K1 * (1.0 - B + B * length / average),
-            documents,
+        norms = K1 * (1.0 - B + B * length / average)
+        return cls(term_ids, starts, rows[order], counts[order], norms, documents, lengths)
+
+    def updated(
+        self, keep: npt.NDArray[np.bool_], texts: Iterable[str], analyzer: Analyzer = ANALYZER
+    ) -> Lexicon:
+        """The postings of the rows `keep` leaves, in their order, then of `texts` as new rows after
+        them: what `build` gives over the new rows, analysing only the new texts
+        (docs/search.md#bm25-from-memory). A term no row holds any more is dropped."""
+        terms = np.repeat(np.arange(len(self.term_ids), dtype=np.int32), np.diff(self.starts))
+        kept = keep[self.rows]
+        position = np.cumsum(keep, dtype=np.int64) - 1  # a kept row's new position
+        old_terms, old_rows, old_counts = terms[kept], position[self.rows[kept]], self.counts[kept]
+        term_ids = dict(self.term_ids)
+        term_of, row_of, count_of, lengths = array("i"), array("i"), array("i"), array("i")
+        first = int(np.count_nonzero(keep))
+        for row, text in enumerate(texts, start=first):
+            words = analyzer.terms(text)
+            lengths.append(len(words))
+            counted = Counter(words)
+            term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
+            row_of.extend(repeat(row, len(counted)))
+            count_of.extend(counted.values())
+        all_terms = np.concatenate([old_terms, np.frombuffer(term_of, dtype=np.int32)])
+        # Terms no row holds any more go, and the others keep their order.
+        used = np.zeros(len(term_ids), dtype=bool)
+        used[all_terms] = True
+        new_id = np.cumsum(used, dtype=np.int64) - 1
+        names = sorted(term_ids, key=term_ids.__getitem__)
+        live = {name: int(new_id[i]) for i, name in enumerate(names) if used[i]}
+        return Lexicon._of(
+            live,
+            new_id[all_terms].astype(np.int32),
+            np.concatenate([old_rows, np.frombuffer(row_of, dtype=np.int32)]).astype(np.int32),
+            np.concatenate([old_counts, np.frombuffer(count_of, dtype=np.int32).astype(np.float32)]),
+            np.concatenate([self.lengths[keep], np.frombuffer(lengths, dtype=np.int32)]).astype(np.int32),
         )
 
     @property

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragdown.indexing.lexicon import LexiconBuild
 
@@ -27,12 +28,39 @@ class VectorSnapshot:
     lexicon: LexiconBuild = field(default_factory=lambda: LexiconBuild(None))
     # The table version the rows were read at (None: not known), for the snapshot on disk.
     version: int | None = None
+    # Every column but the vector and the BM25 text, of the same rows (`columns` is a selection):
+    # what the snapshot on disk holds, and what a write updates in place.
+    rows: pa.Table | None = None
 
     @cached_property
     def positions(self) -> dict[str, int]:
         """id -> row, built when first needed: a search answered from the postings never needs it."""
         ids = self.columns.column("id").to_pylist()
         return dict(zip(ids, range(len(ids)), strict=True))
+
+    def updated(self, paths: list[str], added: pa.Table | None, version: int) -> VectorSnapshot | None:
+        """The rows after a write that deleted every row of `paths` and then added `added` (full
+        rows, vectors and BM25 text included), at `version`: the kept rows in their order, then the
+        added ones, as the table lists them; only the added text is analysed. None when the postings
+        are not built yet (the next search reads the table)."""
+        lexicon = self.lexicon.ready()
+        if lexicon is None or self.rows is None:
+            return None
+        keep = ~np.asarray(pc.is_in(self.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
+        parts, vectors, texts = [self.rows.filter(pa.array(keep))], [np.asarray(self.vectors)[keep]], []
+        if added is not None and added.num_rows:
+            parts.append(added.select(self.rows.column_names))
+            column = added.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            vectors.append(np.asarray(column, dtype=np.float32).reshape(added.num_rows, -1))
+            texts = added.column("search_text").to_pylist()
+        rows = pa.concat_tables(parts, promote_options="default").combine_chunks()
+        return VectorSnapshot(
+            rows.select(self.columns.column_names),
+            np.ascontiguousarray(np.concatenate(vectors), dtype=np.float32),
+            LexiconBuild.built(lexicon.updated(keep, texts)),
+            version,
+            rows,
+        )
 
 
 class ReadCache:
@@ -45,6 +73,10 @@ class ReadCache:
         self.generation = 0
         self._memo: dict[str, Any] = {}
         self._seen_version: int | None = None
+
+    @property
+    def seen_version(self) -> int | None:
+        return self._seen_version
 
     def refresh(self, version: int) -> None:
         """Forget everything when the table is at another `version` than last seen (a commit by
@@ -71,6 +103,21 @@ class ReadCache:
         with self.lock:
             if generation == self.generation:
                 self.snapshot = snapshot
+
+    def keep_written(self, snapshot: VectorSnapshot, version: int) -> None:
+        """After this process's own write, the rows it left (VectorSnapshot.updated) at the table's
+        new `version`, so searches go on without reading the table again; the caller holds `lock`."""
+        self.snapshot = snapshot
+        self._seen_version = version
+
+    def restamp(self, old: int, new: int) -> None:
+        """A commit that changed no row (a compaction) moved the table from `old` to `new`: what is
+        kept for `old` holds for `new`."""
+        with self.lock:
+            if self._seen_version == old:
+                self._seen_version = new
+                if self.snapshot is not None and self.snapshot.version == old:
+                    self.snapshot = replace(self.snapshot, version=new)
 
     def forget(self) -> None:
         """Drop every kept value; the caller holds `lock`."""

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ragdown.indexing.derived import aliases_in, superseded_in
 from ragdown.indexing.index_location import IndexLocation
@@ -137,6 +138,9 @@ class ChunkStore(ChunkTable):
         older version wrote are checked again here, so no folder's document hides another's."""
 
         def scan() -> frozenset[str]:
+            held = self._held_rows()
+            if held is not None:  # the rows in memory: no query of the table
+                return superseded_in(held.filter(pc.not_equal(held.column("supersedes"), "")), folders_mode)
             return superseded_in(self._scan(["path", "supersedes"], "supersedes != ''"), folders_mode)
 
         return self.memo(f"superseded:{folders_mode}", scan)
@@ -144,7 +148,18 @@ class ChunkStore(ChunkTable):
     def document_aliases(self) -> dict[str, list[str]]:
         """Every indexed path with its aliases (read from chunk 0)."""
 
-        return self.memo("aliases", lambda: aliases_in(self._scan(["path", "aliases"], "chunk_index = 0")))
+        def scan() -> dict[str, list[str]]:
+            held = self._held_rows()
+            if held is not None:
+                return aliases_in(held.filter(pc.equal(held.column("chunk_index"), 0)))
+            return aliases_in(self._scan(["path", "aliases"], "chunk_index = 0"))
+
+        return self.memo("aliases", scan)
+
+    def _held_rows(self) -> pa.Table | None:
+        """Every row's columns when this process holds them for the version it has seen."""
+        held = self._cache.snapshot
+        return held.rows if held is not None and held.version == self._cache.seen_version else None
 
     def chunks(self, columns: list[str], where: str) -> pa.Table:
         """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
@@ -169,17 +184,20 @@ class ChunkStore(ChunkTable):
                 persisted.vectors,
                 LexiconBuild.built(persisted.lexicon),
                 version,
+                persisted.rows,
             )
             self._cache.keep_snapshot(snapshot, generation)
             return snapshot
         if self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
-        table = self._scan([*columns, "vector", "search_text"])
+        table = self._scan(SNAPSHOT_COLUMNS)
+        rows = table.drop_columns(list(SKIPPED_COLUMNS)).combine_chunks()  # one chunk each: cheap `take`s
         snapshot = VectorSnapshot(
-            table.drop_columns(["vector", "search_text"]).combine_chunks(),  # one chunk each: cheap `take`s
+            rows.select(columns),
             self._matrix(table),
             lexicon=LexiconBuild(table.column("search_text")),
             version=version,
+            rows=rows,
         )
         self._cache.keep_snapshot(snapshot, generation)
         return snapshot
@@ -207,17 +225,22 @@ class ChunkStore(ChunkTable):
         version = int(self.table.version)
         if self._persisted(version) is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
-        table = self._scan(SNAPSHOT_COLUMNS)
-        lexicon = Lexicon.build(table.column("search_text").to_pylist())
+        held = self._cache.snapshot  # this process's rows at this version, when it holds them
+        lexicon = held.lexicon.ready() if held is not None and held.version == version else None
+        if held is not None and held.rows is not None and lexicon is not None:
+            rows, vectors = held.rows, np.asarray(held.vectors)
+        else:
+            table = self._scan(SNAPSHOT_COLUMNS)
+            lexicon = Lexicon.build(table.column("search_text").to_pylist())
+            rows, vectors = table.drop_columns(list(SKIPPED_COLUMNS)), self._matrix(table)
         if int(self.table.version) != version:
             return None
-        rows = table.drop_columns(list(SKIPPED_COLUMNS))
         return write_snapshot(
             self.location.data_dir,
             self.meta,
             version,
             rows,
-            self._matrix(table),
+            vectors,
             lexicon,
             keep_for_s=self.keep_versions_for.total_seconds(),
         )
@@ -255,11 +278,19 @@ class ChunkStore(ChunkTable):
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
         with self._writing, self._cache.lock, private_files():
+            held, before = self._cache.snapshot, int(self.table.version)
             if paths:
                 self.table.delete(sql_in("path", paths))
             if rows is not None and rows.num_rows:
                 self.table.add(rows)
             self._cache.forget()
+            # The rows held in memory follow the write rather than being read again: under a stream
+            # of writes, searches keep their copy and postings (docs/search.md#bm25-from-memory).
+            if held is not None and held.version == before:
+                version = int(self.table.version)
+                updated = held.updated(paths, rows, version)
+                if updated is not None:
+                    self._cache.keep_written(updated, version)
 
     def delete_all(self) -> None:
         self._require_writable()
@@ -276,8 +307,10 @@ class ChunkStore(ChunkTable):
         with self._writing, private_files():
             before = int(self.table.version)
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
-            if not self.location.remote:  # the same rows: the snapshot answers for the new version
-                repoint(self.location.data_dir, self.lance_dir, before, int(self.table.version))
+            after = int(self.table.version)
+            self._cache.restamp(before, after)  # the same rows: what is held and on disk still holds
+            if not self.location.remote:
+                repoint(self.location.data_dir, self.lance_dir, before, after)
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
                 "vector" in columns for columns in self.list_index_columns()
             ):

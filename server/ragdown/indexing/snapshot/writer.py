@@ -8,19 +8,17 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ragdown.indexing.store import ChunkStore
-
 log = logging.getLogger(__name__)
 
 _WRITES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-snapshot")
 
 
 class SnapshotWriter:
-    """Writes the snapshot of `store_of()` when asked. Requests made while a write runs collapse into
-    one more write after it, so a burst of commits costs at most two."""
+    """Runs `persist` (the table's `ChunkStore.persist_snapshot`) when asked. Requests made while a
+    write runs collapse into one more write after it, so a burst of commits costs at most two."""
 
-    def __init__(self, store_of: Callable[[], ChunkStore]) -> None:
-        self._store_of = store_of
+    def __init__(self, persist: Callable[[], object]) -> None:
+        self._persist = persist
         self._lock = threading.Lock()
         self._running: Future[None] | None = None
         self._again = False
@@ -44,7 +42,7 @@ class SnapshotWriter:
             with self._lock:
                 self._again = False
             try:
-                self._store_of().persist_snapshot()
+                self._persist()
             except Exception:  # searches then read LanceDB, as without a snapshot
                 log.exception("could not write the search snapshot")
             with self._lock:
