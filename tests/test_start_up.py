@@ -107,6 +107,7 @@ def test_an_unchanged_folder_is_synced_without_loading_the_model(
         f"assert main(['index', {str(docs)!r}, '--data-dir', {str(data_dir)!r}]) == 0\n"
     )
     loaded = loaded_after(script, ["onnxruntime", "lancedb"], env=dict(os.environ))
-    assert loaded == {"onnxruntime": False, "lancedb": True}
+    # Nor LanceDB: the search snapshot says nothing changed (docs/design.md#search-snapshot).
+    assert loaded == {"onnxruntime": False, "lancedb": False}
     write("b.md", "# B\n\nA second note.\n")
     assert loaded_after(script, ["onnxruntime"], env=dict(os.environ)) == {"onnxruntime": True}

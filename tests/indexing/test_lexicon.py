@@ -140,8 +140,13 @@ def test_ties_are_broken_by_row_and_the_limit_keeps_the_best() -> None:
     assert Lexicon.build([]).top("alpha", 5)[0].size == 0
 
 
-def test_the_second_search_of_a_snapshot_starts_the_build(engine: Engine) -> None:
-    """A one-shot command (one search) never pays for the postings; a server's second search does."""
+def test_the_second_search_of_a_snapshot_starts_the_build(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot command (one search) never pays for the postings; a server's second search does
+    (when no search snapshot on disk brings them: docs/design.md#search-snapshot)."""
+    monkeypatch.setattr(ChunkStore, "_persisted", lambda self, version: None)
+    engine.store._cache.forget()
     engine.search("snake case", 3)
     snapshot = engine.store.vector_snapshot(HIT_COLUMNS)
     assert snapshot is not None

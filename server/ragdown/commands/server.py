@@ -7,22 +7,16 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from ragdown import __version__
 from ragdown.bounds import is_remote
 from ragdown.commands.folder import data_dir_setting
 from ragdown.errors import CliError
 from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from ragdown.engine import Engine
-    from ragdown.engine.snapshot_engine import SnapshotEngine
-    from ragdown.indexing.embedders import Embedder
-    from ragdown.serving.tool_server import ToolServer
+    pass
 
 
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
@@ -106,15 +100,9 @@ def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
-    import anyio
-
     from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
-    from ragdown.folders.registry import read_folder
-    from ragdown.folders.scope import Scope
     from ragdown.indexing.embedders.registry import check_embedder_name
-    from ragdown.serving.deferred import DeferredEngine
     from ragdown.serving.start_checks import check_disabled_tools
-    from ragdown.serving.stdio_handshake import early_answer, folder_instructions, read_first_line
 
     folder = args.docs or settings.docs_dir
     if folder is None:
@@ -126,88 +114,10 @@ def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     embedder = args.embedder or settings.embedder
     check_embedder_name(embedder, "--embedder" if args.embedder else "RAGDOWN_EMBEDDER")
 
-    loaded: list[tuple[Embedder, str]] = []
+    from ragdown.serving.stdio_session import serve_stdio, stdio_engine
 
-    def early() -> SnapshotEngine | None:
-        from ragdown.engine import load_embedder
-        from ragdown.engine.snapshot_engine import SnapshotEngine
-
-        loaded.append(load_embedder(data_dir, embedder, settings.threads, settings))
-        snapshot = SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
-        if snapshot is not None:
-            snapshot.searcher.warm()  # the model's session, before the first call needs it
-        return snapshot
-
-    def load(snapshot: SnapshotEngine | None) -> Engine:
-        from ragdown.engine import Engine
-        from ragdown.release_memory import release_after
-
-        engine = Engine.open(
-            docs,
-            data_dir,
-            embedder,
-            threads=settings.threads,
-            settings=settings,
-            loaded=loaded[0] if loaded else None,
-            memory=snapshot.memory if snapshot else None,  # what the hook gave stays given
-        )
-        first_sync = engine.start()
-        engine.warm()
-        release_after(first_sync, engine.index.searched()[0].start_lexicon())
-        return engine
-
-    # The transport connects before the model loads; searches meanwhile are answered from the
-    # search snapshot when it is current, other calls wait for the index.
-    engine = DeferredEngine(load, early)
-    named = read_folder(docs.parent, docs.name)
-    title = named.title if named else docs.name
-
-    def build() -> ToolServer:
-        from ragdown.serving.tools import Endpoint, build_server
-
-        endpoint = Endpoint(
-            engine=cast("Engine", engine),
-            scope=Scope(),
-            name=f"ragdown-{docs.name}",
-            title=title,
-            read_only=settings.read_only,
-            disabled=settings.disabled_tool_names(),
-            local=True,
-        )
-        return build_server(endpoint)
-
-    # The SDK imports while the client's `initialize` is answered without it (docs/design.md#start-up).
-    server: Future[ToolServer] = Future()
-    threading.Thread(target=lambda: _run_into(server, build), name="ragdown-mcp", daemon=True).start()
-    first = read_first_line()
-    answer = early_answer(
-        first,
-        name=f"ragdown-{docs.name}",
-        title=title,
-        version=__version__,
-        instructions=folder_instructions(title),
-    )
-    if answer is not None:
-        _write_all(1, answer[0])
-    try:
-        from ragdown.serving.tool_server import run_stdio_after
-
-        anyio.run(run_stdio_after, server.result(), first, answer[1] if answer else None)
-    finally:
-        engine.close()
+    serve_stdio(stdio_engine(docs, data_dir, embedder, settings), docs, settings)
     return 0
-
-
-def _run_into(future: Future[ToolServer], build: Callable[[], ToolServer]) -> None:
-    try:
-        future.set_result(build())
-    except BaseException as error:  # raised again where the server is wanted
-        future.set_exception(error)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
 
 
 def add_server_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

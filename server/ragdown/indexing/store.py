@@ -178,7 +178,7 @@ class ChunkStore(ChunkTable):
         generation = self._cache.generation
         version = int(self.table.version)
         persisted = self._persisted(version)
-        if persisted is not None:
+        if persisted is not None and persisted.manifest.rows < VECTOR_INDEX_MIN_ROWS:
             snapshot = VectorSnapshot(
                 persisted.rows.select(columns),
                 persisted.vectors,
@@ -289,7 +289,7 @@ class ChunkStore(ChunkTable):
             if held is not None and held.version == before:
                 version = int(self.table.version)
                 updated = held.updated(paths, rows, version)
-                if updated is not None:
+                if updated is not None and updated.columns.num_rows < VECTOR_INDEX_MIN_ROWS:
                     self._cache.keep_written(updated, version)
 
     def delete_all(self) -> None:
