@@ -339,3 +339,17 @@ def test_a_write_updates_the_rows_held_in_memory_without_reading_the_table(
     assert lexicon is not None
     lexicon.result()
     assert {q: hits_of(engine.store, engine, q, None) for q in QUERIES} == found
+
+
+def test_a_version_read_before_this_process_wrote_forgets_nothing(engine: Engine, write: WriteDoc) -> None:
+    """A search that read the table's version while this process wrote (after its delete, before its
+    add) must not throw away the rows the write left held."""
+    engine.search("restore", 3)
+    before = int(engine.store.table.version)
+    write("guide/tape.md", "# Tape\nThe vendor keeps the tapes.")
+    engine.sync()
+    held = engine.store._cache.snapshot
+    assert held is not None
+    assert held.version == int(engine.store.table.version) > before
+    engine.store._cache.refresh(before + 1)  # what such a search saw
+    assert engine.store._cache.snapshot is held

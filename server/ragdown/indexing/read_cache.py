@@ -42,9 +42,13 @@ class VectorSnapshot:
         """The rows after a write that deleted every row of `paths` and then added `added` (full
         rows, vectors and BM25 text included), at `version`: the kept rows in their order, then the
         added ones, as the table lists them; only the added text is analysed. None when the postings
-        are not built yet (the next search reads the table)."""
-        lexicon = self.lexicon.ready()
-        if lexicon is None or self.rows is None:
+        cannot be built (the next search reads the table)."""
+        if self.rows is None:
+            return None
+        # Postings still being built are waited for, once: dropped instead, under a steady stream of
+        # writes they would be read and built again at every write and never be ready.
+        lexicon = self.lexicon.start().result()
+        if lexicon is None:
             return None
         keep = ~np.asarray(pc.is_in(self.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
         parts, vectors, texts = [self.rows.filter(pa.array(keep))], [np.asarray(self.vectors)[keep]], []
@@ -83,7 +87,12 @@ class ReadCache:
         another process)."""
         if version != self._seen_version:
             with self.lock:
-                if self._seen_version is not None:
+                seen = self._seen_version
+                # Versions only grow: an older one was read before a commit this cache followed
+                # already (a search that looked while this process wrote), and changes nothing.
+                if seen is not None and version <= seen:
+                    return
+                if seen is not None:
                     self.forget()
                 self._seen_version = version
 

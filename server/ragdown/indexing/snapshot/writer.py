@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -15,10 +16,13 @@ _WRITES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-snapshot
 
 class SnapshotWriter:
     """Runs `persist` (the table's `ChunkStore.persist_snapshot`) when asked. Requests made while a
-    write runs collapse into one more write after it, so a burst of commits costs at most two."""
+    write runs collapse into one more write after it, which starts `every_s` after the one before:
+    under a stream of commits the snapshot follows about once a second, not once per commit (it is
+    for other processes and the next start; this one searches what it holds)."""
 
-    def __init__(self, persist: Callable[[], object]) -> None:
+    def __init__(self, persist: Callable[[], object], every_s: float = 1.0) -> None:
         self._persist = persist
+        self._every_s = every_s
         self._lock = threading.Lock()
         self._running: Future[None] | None = None
         self._again = False
@@ -41,6 +45,7 @@ class SnapshotWriter:
         while True:
             with self._lock:
                 self._again = False
+            started = time.monotonic()
             try:
                 self._persist()
             except Exception:  # searches then read LanceDB, as without a snapshot
@@ -48,3 +53,4 @@ class SnapshotWriter:
             with self._lock:
                 if not self._again:
                     return
+            time.sleep(max(0.0, started + self._every_s - time.monotonic()))
