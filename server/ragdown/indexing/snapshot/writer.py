@@ -23,6 +23,7 @@ class SnapshotWriter:
     def __init__(self, persist: Callable[[], object], every_s: float = 1.0) -> None:
         self._persist = persist
         self._every_s = every_s
+        self._hurry = threading.Event()  # set by `wait`: the next write starts at once
         self._lock = threading.Lock()
         self._running: Future[None] | None = None
         self._again = False
@@ -36,7 +37,9 @@ class SnapshotWriter:
             return self._running
 
     def wait(self) -> None:
-        """Until the requested writes are done (a one-shot command leaves its snapshot behind)."""
+        """Until the requested writes are done (a one-shot command leaves its snapshot behind); the
+        pause between two writes is skipped from now on."""
+        self._hurry.set()
         running = self._running
         if running is not None:
             running.result()
@@ -53,4 +56,4 @@ class SnapshotWriter:
             with self._lock:
                 if not self._again:
                     return
-            time.sleep(max(0.0, started + self._every_s - time.monotonic()))
+            self._hurry.wait(max(0.0, started + self._every_s - time.monotonic()))
