@@ -37,30 +37,18 @@ PROBE = (
 )
 
 
-def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str, float]], bool]:
+def probed(*args: str) -> tuple[Any, bool]:
+    """`ragdown ARGS` as a real process: its JSON output, and whether it imported LanceDB."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            PROBE,
-            "search",
-            str(docs),
-            query,
-            "--data-dir",
-            str(data_dir),
-            "--top-k",
-            "3",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    command = [sys.executable, "-c", PROBE, *args]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    hits = json.loads(done.stdout)["hits"]
-    return [(h["path"], h["heading"], h["score"]) for h in hits], "NO-LANCEDB" not in done.stderr
+    return json.loads(done.stdout), "NO-LANCEDB" not in done.stderr
+
+
+def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str, float]], bool]:
+    found, imported = probed("search", str(docs), query, "--data-dir", str(data_dir), "--top-k", "3")
+    return [(h["path"], h["heading"], h["score"]) for h in found["hits"]], imported
 
 
 @pytest.mark.slow
@@ -136,18 +124,7 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
 
 def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:
     """`ragdown index` as a real process: its report, and whether it imported LanceDB."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    args = ["index", str(docs), "--data-dir", str(data_dir)]
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout), "NO-LANCEDB" not in done.stderr
+    return probed("index", str(docs), "--data-dir", str(data_dir))
 
 
 @pytest.mark.slow

@@ -132,22 +132,7 @@ class Lexicon:
     @classmethod
     def build(cls, texts: Iterable[str], analyzer: Analyzer = ANALYZER) -> Lexicon:
         term_ids: dict[str, int] = {}
-        # (term, row, count) per posting, in flat arrays: a tuple each cost ~15x the memory.
-        term_of, row_of, count_of, lengths = array("i"), array("i"), array("i"), array("i")
-        for row, text in enumerate(texts):
-            terms = analyzer.terms(text)
-            lengths.append(len(terms))
-            counted = Counter(terms)
-            term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
-            row_of.extend(repeat(row, len(counted)))
-            count_of.extend(counted.values())
-        return cls._of(
-            term_ids,
-            np.frombuffer(term_of, dtype=np.int32),
-            np.frombuffer(row_of, dtype=np.int32),
-            np.frombuffer(count_of, dtype=np.int32).astype(np.float32),
-            np.frombuffer(lengths, dtype=np.int32).copy(),
-        )
+        return cls._of(term_ids, *_postings(texts, term_ids, 0, analyzer))
 
     @classmethod
     def _of(
@@ -179,16 +164,10 @@ class Lexicon:
         position = np.cumsum(keep, dtype=np.int64) - 1  # a kept row's new position
         old_terms, old_rows, old_counts = terms[kept], position[self.rows[kept]], self.counts[kept]
         term_ids = dict(self.term_ids)
-        term_of, row_of, count_of, lengths = array("i"), array("i"), array("i"), array("i")
-        first = int(np.count_nonzero(keep))
-        for row, text in enumerate(texts, start=first):
-            words = analyzer.terms(text)
-            lengths.append(len(words))
-            counted = Counter(words)
-            term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
-            row_of.extend(repeat(row, len(counted)))
-            count_of.extend(counted.values())
-        all_terms = np.concatenate([old_terms, np.frombuffer(term_of, dtype=np.int32)])
+        new_terms, new_rows, new_counts, new_lengths = _postings(
+            texts, term_ids, int(np.count_nonzero(keep)), analyzer
+        )
+        all_terms = np.concatenate([old_terms, new_terms])
         # Terms no row holds any more go, and the others keep their order.
         used = np.zeros(len(term_ids), dtype=bool)
         used[all_terms] = True
@@ -198,9 +177,9 @@ class Lexicon:
         return Lexicon._of(
             live,
             new_id[all_terms].astype(np.int32),
-            np.concatenate([old_rows, np.frombuffer(row_of, dtype=np.int32)]).astype(np.int32),
-            np.concatenate([old_counts, np.frombuffer(count_of, dtype=np.int32).astype(np.float32)]),
-            np.concatenate([self.lengths[keep], np.frombuffer(lengths, dtype=np.int32)]).astype(np.int32),
+            np.concatenate([old_rows, new_rows]).astype(np.int32),
+            np.concatenate([old_counts, new_counts]),
+            np.concatenate([self.lengths[keep], new_lengths]).astype(np.int32),
         )
 
     @property
@@ -259,6 +238,28 @@ class Lexicon:
         order = np.lexsort((matched, -total[matched]))[:limit]
         best = matched[order]
         return best, total[best]
+
+
+def _postings(
+    texts: Iterable[str], term_ids: dict[str, int], first_row: int, analyzer: Analyzer
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.int32]]:
+    """Each text's (term, row, count) postings, rows numbered from `first_row`, and its length in
+    terms; new terms are added to `term_ids`."""
+    # In flat arrays: a tuple per posting cost ~15x the memory.
+    term_of, row_of, count_of, lengths = array("i"), array("i"), array("i"), array("i")
+    for row, text in enumerate(texts, start=first_row):
+        terms = analyzer.terms(text)
+        lengths.append(len(terms))
+        counted = Counter(terms)
+        term_of.extend(term_ids.setdefault(term, len(term_ids)) for term in counted)
+        row_of.extend(repeat(row, len(counted)))
+        count_of.extend(counted.values())
+    return (
+        np.frombuffer(term_of, dtype=np.int32),
+        np.frombuffer(row_of, dtype=np.int32),
+        np.frombuffer(count_of, dtype=np.int32).astype(np.float32),
+        np.frombuffer(lengths, dtype=np.int32).copy(),
+    )
 
 
 def load_array(path: Path) -> npt.NDArray[Any]:
