@@ -46,6 +46,17 @@ def probed(*args: str) -> tuple[Any, bool]:
     return json.loads(done.stdout), "NO-LANCEDB" not in done.stderr
 
 
+def indexed_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """DOCS written under `tmp_path` and indexed by a real `ragdown index` (hash embedder)."""
+    docs, data_dir = tmp_path / "docs", tmp_path / "data"
+    for path, text in DOCS.items():
+        (docs / path).parent.mkdir(parents=True, exist_ok=True)
+        (docs / path).write_text(text, encoding="utf-8")
+    indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
+    assert indexed.returncode == 0, indexed.stderr
+    return docs, data_dir
+
+
 def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str, float]], bool]:
     found, imported = probed("search", str(docs), query, "--data-dir", str(data_dir), "--top-k", "3")
     return [(h["path"], h["heading"], h["score"]) for h in found["hits"]], imported
@@ -53,12 +64,7 @@ def search(docs: Path, data_dir: Path, query: str) -> tuple[list[tuple[str, str,
 
 @pytest.mark.slow
 def test_a_one_shot_search_answers_from_the_snapshot_without_lancedb(tmp_path: Path) -> None:
-    docs, data_dir = tmp_path / "docs", tmp_path / "data"
-    for path, text in DOCS.items():
-        (docs / path).parent.mkdir(parents=True, exist_ok=True)
-        (docs / path).write_text(text, encoding="utf-8")
-    indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
-    assert indexed.returncode == 0, indexed.stderr
+    docs, data_dir = indexed_folder(tmp_path)
     assert (data_dir / "snapshot" / "CURRENT").is_file()  # `ragdown index` leaves its snapshot
     for query in ("restore the dump", "who is paged", "the ? operator"):
         from_snapshot, imported = search(docs, data_dir, query)
@@ -129,11 +135,7 @@ def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:
 
 @pytest.mark.slow
 def test_an_unchanged_folder_is_indexed_from_the_snapshot_alone(tmp_path: Path) -> None:
-    docs, data_dir = tmp_path / "docs", tmp_path / "data"
-    for path, text in DOCS.items():
-        (docs / path).parent.mkdir(parents=True, exist_ok=True)
-        (docs / path).write_text(text, encoding="utf-8")
-    assert run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash").returncode == 0
+    docs, data_dir = indexed_folder(tmp_path)
     report, imported = index(docs, data_dir)
     assert (report["unchanged"], report["added"], report["updated"], report["removed"]) == (3, 0, 0, 0)
     assert not imported

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragdown.indexing.derived import vector_matrix
 from ragdown.indexing.lexicon import LexiconBuild
 
 T = TypeVar("T")
@@ -54,8 +55,7 @@ class VectorSnapshot:
         parts, vectors, texts = [self.rows.filter(pa.array(keep))], [np.asarray(self.vectors)[keep]], []
         if added is not None and added.num_rows:
             parts.append(added.select(self.rows.column_names))
-            column = added.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-            vectors.append(np.asarray(column, dtype=np.float32).reshape(added.num_rows, -1))
+            vectors.append(vector_matrix(added))
             texts = added.column("search_text").to_pylist()
         rows = pa.concat_tables(parts, promote_options="default").combine_chunks()
         return VectorSnapshot(

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragdown.indexing.derived import aliases_in, superseded_in
+from ragdown.indexing.derived import aliases_in, file_states, superseded_in, vector_matrix
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_session import connect, lance_session, set_cache_limits
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
@@ -99,22 +99,7 @@ class ChunkStore(ChunkTable):
 
     def files(self) -> dict[str, FileState]:
         """Per indexed path: hash, mtime, size and chunk count (reads only those columns)."""
-        rows = self._scan(FILE_STATE_COLUMNS)
-        if rows.num_rows == 0:
-            return {}
-        # Every row of a file carries the same hash, mtime and size: grouping in Arrow keeps the
-        # no-change sync of thousands of files cheap.
-        grouped = rows.group_by("path", use_threads=False).aggregate(
-            [("file_hash", "min"), ("mtime_ms", "min"), ("size", "min"), ("path", "count")]
-        )
-        columns = [
-            grouped.column(c).to_pylist()
-            for c in ("path", "file_hash_min", "mtime_ms_min", "size_min", "path_count")
-        ]
-        return {
-            path: FileState(file_hash, mtime_ms, size, count)
-            for path, file_hash, mtime_ms, size, count in zip(*columns, strict=True)
-        }
+        return file_states(self._scan(FILE_STATE_COLUMNS))
 
     def refresh(self) -> None:
         """Forget cached reads when the table moved on: another process (the primary, for a reader)
@@ -140,7 +125,7 @@ class ChunkStore(ChunkTable):
         def scan() -> frozenset[str]:
             held = self._held_rows()
             if held is not None:  # the rows in memory: no query of the table
-                return superseded_in(held.filter(pc.not_equal(held.column("supersedes"), "")), folders_mode)
+                return superseded_in(held, folders_mode)
             return superseded_in(self._scan(["path", "supersedes"], "supersedes != ''"), folders_mode)
 
         return self.memo(f"superseded:{folders_mode}", scan)
@@ -190,21 +175,17 @@ class ChunkStore(ChunkTable):
             return snapshot
         if self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
-        table = self._scan(SNAPSHOT_COLUMNS)
-        rows = table.drop_columns(list(SKIPPED_COLUMNS)).combine_chunks()  # one chunk each: cheap `take`s
-        snapshot = VectorSnapshot(
-            rows.select(columns),
-            self._matrix(table),
-            lexicon=LexiconBuild(table.column("search_text")),
-            version=version,
-            rows=rows,
-        )
+        rows, vectors, texts = self._scan_rows()
+        snapshot = VectorSnapshot(rows.select(columns), vectors, LexiconBuild(texts), version, rows)
         self._cache.keep_snapshot(snapshot, generation)
         return snapshot
 
-    def _matrix(self, table: pa.Table) -> np.ndarray:
-        vectors = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(table.num_rows, self.meta.dim)
+    def _scan_rows(self) -> tuple[pa.Table, np.ndarray, pa.ChunkedArray]:
+        """Every row: its columns but the vector and the BM25 text (one chunk each, for cheap
+        `take`s), the vectors as one matrix, and the BM25 text."""
+        table = self._scan(SNAPSHOT_COLUMNS)
+        rows = table.drop_columns(list(SKIPPED_COLUMNS)).combine_chunks()
+        return rows, vector_matrix(table), table.column("search_text")
 
     def _persisted(self, version: int) -> PersistedSnapshot | None:
         """The snapshot on disk when it answers for this table at `version` under this store's meta
@@ -230,9 +211,8 @@ class ChunkStore(ChunkTable):
         if held is not None and held.rows is not None and lexicon is not None:
             rows, vectors = held.rows, np.asarray(held.vectors)
         else:
-            table = self._scan(SNAPSHOT_COLUMNS)
-            lexicon = Lexicon.build(table.column("search_text").to_pylist())
-            rows, vectors = table.drop_columns(list(SKIPPED_COLUMNS)), self._matrix(table)
+            rows, vectors, texts = self._scan_rows()
+            lexicon = Lexicon.build(texts.to_pylist())
         if int(self.table.version) != version:
             return None
         return write_snapshot(

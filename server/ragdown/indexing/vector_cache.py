@@ -20,6 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ragdown.documents.chunks import embedding_text
+from ragdown.indexing.derived import vector_matrix
 from ragdown.indexing.schema import sql_in
 from ragdown.indexing.store import ChunkStore
 
@@ -59,8 +60,7 @@ class VectorCache:
     def _add(self, rows: pa.Table) -> None:
         if rows.num_rows == 0:
             return
-        matrix = np.asarray(rows.column("vector").combine_chunks().flatten(), dtype=np.float32)
-        matrix = matrix.reshape(rows.num_rows, -1)
+        matrix = vector_matrix(rows)
         columns = (rows.column(name).to_pylist() for name in ("title", "heading", "text"))
         for row, (title, heading, text) in enumerate(zip(*columns, strict=True)):
             self.put(embedding_text(title, heading, text), matrix[row])

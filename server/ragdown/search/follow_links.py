@@ -13,10 +13,11 @@ import numpy as np
 
 from ragdown.documents.link_finder import find_links
 from ragdown.documents.links import LinkIndex, resolve_wikilink
+from ragdown.indexing.derived import vector_matrix
 from ragdown.indexing.schema import sql_string
 from ragdown.indexing.searched import SearchedStore
 from ragdown.search.fusion import Candidate
-from ragdown.search.hybrid import HIT_COLUMNS, Hit, to_hit, vectors_of
+from ragdown.search.hybrid import HIT_COLUMNS, Hit, to_hit
 
 SECTIONS_PER_LINK = 2
 
@@ -63,7 +64,7 @@ def closest_sections(
     table = store.chunks([*HIT_COLUMNS, "vector"], clause)
     if table.num_rows == 0:
         return []
-    similarities = (vectors_of(table) @ vector).tolist()
+    similarities = (vector_matrix(table) @ vector).tolist()
     rows = table.drop_columns(["vector"]).to_pylist()
     ranked = sorted(zip(rows, similarities, strict=True), key=lambda pair: pair[1], reverse=True)
     return [(row, sim) for row, sim in ranked if row["id"] not in exclude][:SECTIONS_PER_LINK]

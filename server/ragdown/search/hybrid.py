@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from ragdown.indexing.derived import vector_matrix
 from ragdown.indexing.read_cache import VectorSnapshot
 from ragdown.indexing.searched import SearchedStore
 from ragdown.search.aliases import row_aliases
@@ -69,13 +70,6 @@ def pool_size(limit: int) -> int:
 _RETRIEVERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragdown-retrieve")
 
 
-def vectors_of(table: pa.Table) -> np.ndarray:
-    column = table.column("vector").combine_chunks()
-    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
-        len(table), -1
-    )
-
-
 def _lexical_rows(
     store: SearchedStore, query: str, pool: int, where: str | None, snapshot: VectorSnapshot | None
 ) -> pa.Table | None:
@@ -99,7 +93,7 @@ def _lexical_ranking(
     if snapshot is None:
         rows = table.drop_columns(["vector", "_score"]).to_pylist()
         # The same cosine the dense side reports: the vectors are unit length.
-        similarities = vectors_of(table) @ vector
+        similarities = vector_matrix(table) @ vector
         return [Retrieved(r, s, b) for r, s, b in zip(rows, similarities.tolist(), scores, strict=True)]
     # A row written after the snapshot was taken is left out, as the dense side leaves it out.
     ids = table.column("id").to_pylist()

@@ -71,14 +71,11 @@ class DeferredEngine:
         threading.Thread(target=run, name="ragdown-load", daemon=True).start()
 
     def __getattr__(self, name: str) -> Any:
-        if name in EARLY_CALLS and not self._future.done():
+        if name in EARLY_CALLS | EARLY_VALUES and not self._future.done():
             snapshot = self._early.result()
             if snapshot is not None:
-                return self._then_open(getattr(snapshot, name))
-        if name in EARLY_VALUES and not self._future.done():
-            snapshot = self._early.result()
-            if snapshot is not None:
-                return getattr(snapshot, name)
+                value = getattr(snapshot, name)
+                return self._then_open(value) if name in EARLY_CALLS else value
         return getattr(self._future.result(), name)
 
     def _wait_for_a_pause(self) -> None:

@@ -42,7 +42,7 @@ class SnapshotStore:
     def superseded_paths(self, folders_mode: bool = False) -> frozenset[str]:
         key = f"superseded:{folders_mode}"
         if key not in self._memo:
-            self._memo[key] = superseded_in(self.persisted.rows.select(["path", "supersedes"]), folders_mode)
+            self._memo[key] = superseded_in(self.persisted.rows, folders_mode)
         value: frozenset[str] = self._memo[key]
         return value
 

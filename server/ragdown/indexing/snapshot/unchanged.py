@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ragdown.indexing.derived import file_states
 from ragdown.indexing.listing import markdown_listing
+from ragdown.indexing.schema import FILE_STATE_COLUMNS
 from ragdown.indexing.snapshot.store import current_snapshot
 
 
@@ -20,18 +22,10 @@ def unchanged_files(docs_dir: Path, data_dir: Path, embedder: str | None) -> int
     listing = markdown_listing(docs_dir)
     if listing.not_utf8:  # reported by every sync
         return None
-    rows = store.persisted.rows.select(["path", "mtime_ms", "size"])
-    known = rows.group_by("path", use_threads=False).aggregate([("mtime_ms", "min"), ("size", "min")])
-    states: dict[str, tuple[float, float]] = {
-        path: (mtime, size)
-        for path, mtime, size in zip(*(known.column(c).to_pylist() for c in _STATE), strict=True)
-    }
+    states = file_states(store.persisted.rows.select(FILE_STATE_COLUMNS))
     if states.keys() != listing.files.keys():
         return None
     for path, stat in listing.files.items():
-        if states[path] != (stat.mtime_ms, stat.size):
+        if (states[path].mtime_ms, states[path].size) != (stat.mtime_ms, stat.size):
             return None
     return len(states)
-
-
-_STATE = ("path", "mtime_ms_min", "size_min")
