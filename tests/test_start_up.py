@@ -29,6 +29,7 @@ def loaded_after(script: str, modules: list[str], env: dict[str, str] | None = N
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
     """What `ragdown stdio` imports before it answers `initialize`: the CLI, the folder checks, the
     deferred engine and the tools, with their MCP server built."""
@@ -43,6 +44,7 @@ def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
     assert loaded_after(script, HEAVY) == dict.fromkeys(HEAVY, False)
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_lancedb_imports_without_its_rest_client_and_still_works(tmp_path: Path) -> None:
     script = (
         "from ragdown.indexing.lance_import import import_lancedb\n"
@@ -62,6 +64,7 @@ def test_lancedb_imports_without_its_rest_client_and_still_works(tmp_path: Path)
     assert loaded == {"lance_namespace_urllib3_client.api": True, "lancedb": True}
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_a_deferred_package_refuses_a_name_it_does_not_have() -> None:
     script = (
         "from ragdown.indexing.lance_import import import_lancedb\n"

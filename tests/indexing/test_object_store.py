@@ -125,6 +125,7 @@ def test_a_reader_on_another_data_dir_follows_the_primarys_commits(
     )
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_a_full_rebuild_switches_readers_and_removes_the_old_table(
     open_engine: Callable[..., Engine],
     write: WriteDoc,

@@ -102,6 +102,7 @@ def polled(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
     return wait
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_lines_before_start_and_across_several_rotations_appear_once_in_order(
     tmp_path: Path, running: Callable[..., Running]
 ) -> None:
@@ -271,6 +272,7 @@ def test_stop_returns_promptly_even_with_a_long_poll_interval(tmp_path: Path) ->
     follower.close()  # joins with a bound far below the hour-long poll interval
 
 
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
 def test_main_as_a_process_prints_the_log_and_exits_0_on_sigterm(tmp_path: Path) -> None:
     path = tmp_path / "query-log.jsonl"
     query_log = QueryLog(path, max_bytes=300)
