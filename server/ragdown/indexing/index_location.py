@@ -74,7 +74,7 @@ class IndexLocation:
         cached = self._meta
         if not fresh and cached is not None and now - cached[0] < self.refresh.total_seconds():
             return cached[1]
-        fs, path = self._remote(META_FILE)
+        fs, path = self.store_path(META_FILE)
         meta: IndexMeta | None = None
         try:
             with fs.open_input_stream(path) as stream:
@@ -82,7 +82,7 @@ class IndexLocation:
         except (FileNotFoundError, ValueError):  # missing, or not a meta (ValidationError is a ValueError)
             pass
         except OSError as error:
-            raise self._refused(error) from error
+            raise self.refused(error) from error
         with self._lock:
             self._meta = (now, meta)
         return meta
@@ -92,12 +92,12 @@ class IndexLocation:
             write_meta(self.data_dir, meta)
             return
         body = meta_json(meta)
-        fs, path = self._remote(META_FILE)
+        fs, path = self.store_path(META_FILE)
         try:
             with fs.open_output_stream(path) as stream:  # one PUT: the object is replaced whole
                 stream.write(body)
         except OSError as error:
-            raise self._refused(error) from error
+            raise self.refused(error) from error
         with self._lock:
             self._meta = (time.monotonic(), meta)
 
@@ -111,11 +111,11 @@ class IndexLocation:
             return sorted(e.name for e in self.data_dir.iterdir() if e.is_dir() and not e.is_symlink())
         import pyarrow.fs as pafs
 
-        fs, path = self._remote("")
+        fs, path = self.store_path("")
         try:
             infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         except OSError as error:
-            raise self._refused(error) from error
+            raise self.refused(error) from error
         return sorted(Path(i.path).name for i in infos if i.type == pafs.FileType.Directory)
 
     def remove_dir(self, name: str) -> None:
@@ -123,22 +123,23 @@ class IndexLocation:
         if self.uri is None:
             shutil.rmtree(self.data_dir / name, ignore_errors=True)
             return
-        fs, path = self._remote(name)
+        fs, path = self.store_path(name)
         try:
             fs.delete_dir(path)
         except FileNotFoundError:
             return
         except OSError as error:
-            raise self._refused(error) from error
+            raise self.refused(error) from error
 
-    def _remote(self, name: str) -> tuple[Any, str]:
+    def store_path(self, name: str) -> tuple[Any, str]:
+        """pyarrow's filesystem and the path of `name` (a `/` path) under the URI."""
         try:
             fs, root = self.filesystem()
         except (OSError, ValueError) as error:
             raise IndexStorageError(f"cannot reach the index at {self}: {error}") from error
         return fs, f"{root}/{name}" if name else root
 
-    def _refused(self, error: OSError) -> IndexStorageError:
+    def refused(self, error: OSError) -> IndexStorageError:
         return IndexStorageError(f"the index at {self} refused a request: {error}")
 
     def filesystem(self) -> tuple[Any, str]:

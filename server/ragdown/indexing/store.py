@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragdown.errors import IndexStorageError
 from ragdown.indexing.derived import aliases_in, file_states, superseded_in, vector_matrix
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_session import connect, lance_session, set_cache_limits
@@ -28,6 +29,7 @@ from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.meta import IndexMeta, rebuild_reason
 from ragdown.indexing.read_cache import ReadCache, VectorSnapshot
 from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in
+from ragdown.indexing.snapshot import remote as remote_snapshot
 from ragdown.indexing.snapshot.layout import SKIPPED_COLUMNS
 from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
 from ragdown.indexing.snapshot.write import repoint, write_snapshot
@@ -189,10 +191,14 @@ class ChunkStore(ChunkTable):
 
     def _persisted(self, version: int) -> PersistedSnapshot | None:
         """The snapshot on disk when it answers for this table at `version` under this store's meta
-        (docs/design.md#search-snapshot); an index on object storage has none."""
-        if self.location.remote:
-            return None
-        persisted = open_current(self.location.data_dir, self.lance_dir, version)
+        (docs/design.md#search-snapshot). With the index on object storage, the store's snapshot of
+        that version is copied here first when there is one."""
+        data_dir = self.location.data_dir
+        persisted = open_current(data_dir, self.lance_dir, version)
+        if persisted is None and self.location.remote:
+            keep = self.keep_versions_for.total_seconds()
+            if remote_snapshot.fetch(self.location, data_dir, self.lance_dir, version, keep):
+                persisted = open_current(data_dir, self.lance_dir, version)
         if persisted is None or rebuild_reason(persisted.manifest.meta, self.meta) is not None:
             return None
         return persisted
@@ -201,10 +207,13 @@ class ChunkStore(ChunkTable):
         """Write the snapshot of the table as it is now, unless the current one already answers for
         this version or the table is too large to be searched from memory; returns its name. Rows
         committed while it is read make it be dropped: the commit's own request writes the next."""
-        if not self.writable or self.building or self.location.remote:
+        if not self.writable or self.building:
             return None
         version = int(self.table.version)
-        if self._persisted(version) is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+        current = self._persisted(version)
+        if current is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+            if current is not None and self.location.remote:  # a copy to the store that failed before
+                self._publish(current.name)
             return None
         held = self._cache.snapshot  # this process's rows at this version, when it holds them
         lexicon = held.lexicon.ready() if held is not None and held.version == version else None
@@ -215,7 +224,7 @@ class ChunkStore(ChunkTable):
             lexicon = Lexicon.build(texts.to_pylist())
         if int(self.table.version) != version:
             return None
-        return write_snapshot(
+        name = write_snapshot(
             self.location.data_dir,
             self.meta,
             version,
@@ -224,6 +233,13 @@ class ChunkStore(ChunkTable):
             lexicon,
             keep_for_s=self.keep_versions_for.total_seconds(),
         )
+        if self.location.remote:
+            self._publish(name)
+        return name
+
+    def _publish(self, name: str) -> None:
+        keep = self.keep_versions_for.total_seconds()
+        remote_snapshot.publish(self.location, self.location.data_dir, name, keep)
 
     def start_lexicon(self) -> Future[Lexicon | None] | None:
         """Start building the BM25 postings of the rows in memory (None: no rows are held)."""
@@ -289,8 +305,12 @@ class ChunkStore(ChunkTable):
             self.table.optimize(cleanup_older_than=self.keep_versions_for)
             after = int(self.table.version)
             self._cache.restamp(before, after)  # the same rows: what is held and on disk still holds
-            if not self.location.remote:
-                repoint(self.location.data_dir, self.lance_dir, before, after)
+            repoint(self.location.data_dir, self.lance_dir, before, after)
+            if self.location.remote:
+                try:
+                    remote_snapshot.repoint_remote(self.location, self.lance_dir, before, after)
+                except IndexStorageError as error:  # readers scan the table until the next snapshot
+                    log.warning("could not re-point the snapshot on the store: %s", error)
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
                 "vector" in columns for columns in self.list_index_columns()
             ):

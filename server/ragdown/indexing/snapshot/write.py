@@ -32,7 +32,7 @@ from ragdown.modes import make_private_dir, private_files
 
 log = logging.getLogger(__name__)
 
-_TEMP_PREFIX = ".tmp-"
+TEMP_PREFIX = ".tmp-"
 
 
 def _sync_file(path: Path) -> None:
@@ -64,7 +64,7 @@ def write_snapshot(
     root = snapshot_root(data_dir)
     make_private_dir(root)
     name = f"{meta.lance_dir}-v{table_version}-{uuid.uuid4().hex[:8]}"
-    staging = root / f"{_TEMP_PREFIX}{name}"
+    staging = root / f"{TEMP_PREFIX}{name}"
     with private_files():
         staging.mkdir(mode=0o700)
         try:
