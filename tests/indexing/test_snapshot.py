@@ -353,3 +353,36 @@ def test_a_version_read_before_this_process_wrote_forgets_nothing(engine: Engine
     assert held.version == int(engine.store.table.version) > before
     engine.store._cache.refresh(before + 1)  # what such a search saw
     assert engine.store._cache.snapshot is held
+
+
+def test_past_the_in_memory_bound_the_snapshot_is_looked_for_once_per_version(
+    engine: Engine, write: WriteDoc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No snapshot is written past the bound, and nothing is held, so every search would otherwise
+    read CURRENT (a request, with the index on object storage) before LanceDB answers."""
+    from ragdown.indexing import store as store_module
+
+    written(engine)
+    (snapshot_root(engine.data_dir) / CURRENT).unlink()  # as past the bound: none was written
+    monkeypatch.setattr(store_module, "VECTOR_INDEX_MIN_ROWS", 1)
+    looked: list[int | None] = []
+
+    def counted(data_dir: Path, lance_dir: str | None = None, version: int | None = None) -> None:
+        looked.append(version)
+        return None
+
+    monkeypatch.setattr(store_module, "open_current", counted)
+    engine.store._cache.forget()
+    for _ in range(5):
+        assert engine.store.vector_snapshot(["id"]) is None
+        assert engine.recall("restore the database", 3)
+    assert len(looked) == 1
+    monkeypatch.setattr(engine.lifecycle.snapshots, "request", lambda: None)
+    write("guide/late.md", "# Late\nWritten past the bound.")
+    engine.sync()
+    engine.syncer.compaction.drain()  # its new version now, not during the searches
+    for _ in range(3):
+        assert engine.store.vector_snapshot(["id"]) is None
+    # Once more for the new version (and once for any version a background step read meanwhile).
+    assert looked[-1] == int(engine.store.table.version)
+    assert len(looked) == len(set(looked))

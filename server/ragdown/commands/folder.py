@@ -44,12 +44,16 @@ def folder_args(args: argparse.Namespace, settings: ServerSettings) -> tuple[Pat
 
 
 def open_engine(
-    args: argparse.Namespace, settings: ServerSettings, loaded: tuple[Embedder, str] | None = None
+    args: argparse.Namespace,
+    settings: ServerSettings,
+    loaded: tuple[Embedder, str] | None = None,
+    checked: tuple[Path, Path, str | None] | None = None,
 ) -> Engine:
+    """The folder's engine; `checked`: what `folder_args` returned already, so nothing is checked twice."""
     from ragdown.engine import Engine, index_location
     from ragdown.indexing.active import recorded_embedder
 
-    docs, data_dir, wanted = folder_args(args, settings)
+    docs, data_dir, wanted = checked or folder_args(args, settings)
     before = recorded_embedder(index_location(data_dir, settings))
     engine = Engine.open(docs, data_dir, wanted, threads=settings.threads, settings=settings, loaded=loaded)
     if engine.rebuilt_because:
@@ -78,15 +82,16 @@ def sync_with_progress(engine: Engine, full: bool = False) -> SyncReport:
 
 
 def command_index(args: argparse.Namespace, settings: ServerSettings) -> int:
+    checked = None
     if not args.full and settings.index_uri is None:
         from ragdown.indexing.snapshot.unchanged import unchanged_files
 
-        docs, data_dir, wanted = folder_args(args, settings)
-        unchanged = unchanged_files(docs, data_dir, wanted)
+        checked = folder_args(args, settings)
+        unchanged = unchanged_files(*checked)
         if unchanged is not None:  # nothing to sync: the index and its snapshot stand as they are
             print(json.dumps(dict.fromkeys(REPORT_KEYS, 0) | {"unchanged": unchanged, "failed": []}))
             return 0
-    engine = open_engine(args, settings)
+    engine = open_engine(args, settings, checked=checked)
     try:
         report = sync_with_progress(engine, full=args.full)
     finally:
@@ -154,12 +159,13 @@ def open_for_search(args: argparse.Namespace, settings: ServerSettings) -> Engin
     from ragdown.engine import load_embedder
     from ragdown.engine.snapshot_engine import SnapshotEngine
 
-    docs, data_dir, wanted = folder_args(args, settings)
+    checked = folder_args(args, settings)
+    docs, data_dir, wanted = checked
     embedder, name = load_embedder(data_dir, wanted, settings.threads, settings)
     snapshot = SnapshotEngine.open(docs, data_dir, embedder, name, settings)
     if snapshot is not None:
         return snapshot
-    engine = open_engine(args, settings, loaded=(embedder, name))
+    engine = open_engine(args, settings, loaded=(embedder, name), checked=checked)
     if engine.is_empty():
         sync_with_progress(engine)
     return engine

@@ -78,6 +78,7 @@ class ChunkStore(ChunkTable):
         # Writes and compaction, one at a time; searches never take it (they take the cache's lock,
         # which a compaction does not hold: docs/design.md#compaction).
         self._writing = threading.Lock()
+        self._no_snapshot: int | None = None  # the table version found to have no snapshot
         super().__init__(
             data_dir,
             meta,
@@ -193,6 +194,8 @@ class ChunkStore(ChunkTable):
         """The snapshot on disk when it answers for this table at `version` under this store's meta
         (docs/design.md#search-snapshot). With the index on object storage, the store's snapshot of
         that version is copied here first when there is one."""
+        if self._no_snapshot == version:  # looked for already: a search past the in-memory bound
+            return None  # would otherwise read CURRENT (a request, on a store) every time
         data_dir = self.location.data_dir
         persisted = open_current(data_dir, self.lance_dir, version)
         if persisted is None and self.location.remote:
@@ -200,6 +203,7 @@ class ChunkStore(ChunkTable):
             if remote_snapshot.fetch(self.location, data_dir, self.lance_dir, version, keep):
                 persisted = open_current(data_dir, self.lance_dir, version)
         if persisted is None or rebuild_reason(persisted.manifest.meta, self.meta) is not None:
+            self._no_snapshot = version
             return None
         return persisted
 
@@ -233,6 +237,7 @@ class ChunkStore(ChunkTable):
             lexicon,
             keep_for_s=self.keep_versions_for.total_seconds(),
         )
+        self._no_snapshot = None
         if self.location.remote:
             self._publish(name)
         return name

@@ -16,6 +16,7 @@ import re
 import shutil
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,10 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}-v[0-9]{1,20}-[0-9a-f]{8}")
 _FILE = re.compile(r"[a-z0-9][a-z0-9.-]{0,40}")
 _CHUNK = 1 << 20
+# Reading from the store: each read of a stream is a request of its own, so large ones (1 MB reads
+# took 5x as long as 16 MB reads), and the files side by side.
+_READ = 16 << 20
+_FILES_AT_ONCE = 4
 
 
 class _Retired:
@@ -191,19 +196,25 @@ def _copy_down(location: IndexLocation, root: Path, name: str) -> None:
         with fs.open_input_stream(manifest_path) as stream:
             body = stream.read(1 << 20)
         manifest = SnapshotManifest.model_validate_json(body)
-        for file, size in manifest.sizes.items():
+        for file in manifest.sizes:
             if file == MANIFEST or not _FILE.fullmatch(file):
                 raise ValueError(f"its manifest names a file {file!r} no snapshot holds")
+
+        def copy(file: str, size: int) -> None:
             _, source_path = _path(location, name, file)
             with fs.open_input_stream(source_path) as source, (staging / file).open("wb") as sink:
                 left = size
-                while chunk := source.read(min(_CHUNK, left + 1)):
+                while chunk := source.read(min(_READ, left + 1)):
                     left -= len(chunk)
                     if left < 0:
                         raise ValueError(f"{file} is longer than its manifest records")
                     sink.write(chunk)
             if left:
                 raise ValueError(f"{file} is shorter than its manifest records")
+
+        with ThreadPoolExecutor(_FILES_AT_ONCE, thread_name_prefix="ragdown-snapshot-copy") as pool:
+            for done in [pool.submit(copy, file, size) for file, size in manifest.sizes.items()]:
+                done.result()
         (staging / MANIFEST).write_bytes(body)
         staging.rename(root / name)
         sync_dir(root)

@@ -54,12 +54,16 @@ class SnapshotStore:
         return value
 
     def vector_snapshot(self, columns: list[str]) -> VectorSnapshot:
-        return VectorSnapshot(
-            self._snapshot.columns.select(columns),
-            self._snapshot.vectors,
-            self._snapshot.lexicon,
-            self._snapshot.version,
-        )
+        key = f"columns:{','.join(columns)}"  # every search asks for the same few
+        if key not in self._memo:
+            self._memo[key] = VectorSnapshot(
+                self._snapshot.columns.select(columns),
+                self._snapshot.vectors,
+                self._snapshot.lexicon,
+                self._snapshot.version,
+            )
+        value: VectorSnapshot = self._memo[key]
+        return value
 
     def start_lexicon(self) -> Future[Lexicon | None]:
         return self._snapshot.lexicon.start()
