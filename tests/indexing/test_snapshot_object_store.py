@@ -29,6 +29,15 @@ def settled(engine: Engine) -> None:
     engine.lifecycle.snapshots.wait()
 
 
+def synced_primary(open_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
+    """A primary over the store that indexed one note, its snapshot copied there."""
+    write("ops/cache.md", "# Cache\nRedis eviction policy and memory limits.")
+    primary = open_engine()
+    primary.sync()
+    settled(primary)
+    return primary
+
+
 def store_files(location: IndexLocation, name: str) -> dict[str, int]:
     fs, root = location.filesystem()
     infos = fs.get_file_info(pafs.FileSelector(f"{root}/{SNAPSHOT_DIR}/{name}", allow_not_found=True))
@@ -52,10 +61,7 @@ def no_table_scan(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_primary_copies_each_snapshot_to_the_store_and_names_it_there(
     open_engine: Callable[..., Engine], write: WriteDoc, location: IndexLocation, tmp_path: Path
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy and memory limits.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    primary = synced_primary(open_engine, write)
     current = remote.read_remote_current(location)
     local = read_current(tmp_path / "primary")
     assert current is not None
@@ -74,11 +80,8 @@ def test_a_reader_answers_from_its_copy_without_scanning_the_table(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy and memory limits.")
     write("ops/backups.md", "# Backups\nRestore postgres dumps nightly.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    primary = synced_primary(open_engine, write)
     expected = [(hit.path, hit.score) for hit in primary.recall("postgres restore", 5)]
     no_table_scan(monkeypatch)
     reader = open_engine("reader", writable=False)
@@ -94,10 +97,7 @@ def test_a_reader_answers_from_its_copy_without_scanning_the_table(
 def test_a_reader_follows_a_new_version_through_its_snapshot(
     open_engine: Callable[..., Engine], write: WriteDoc, location: IndexLocation, tmp_path: Path
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    primary = synced_primary(open_engine, write)
     reader = open_engine("reader", writable=False)
     assert reader.recall("redis eviction", 3)[0].path == "ops/cache.md"
     first = read_current(tmp_path / "reader")
@@ -121,10 +121,7 @@ def test_a_compaction_re_points_the_stores_snapshot(
     location: IndexLocation,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    primary = synced_primary(open_engine, write)
     monkeypatch.setattr(primary.syncer.compaction, "committed", lambda count=1: None)  # compacted here
     write("ops/queue.md", "# Queue\nKafka consumer lag alerts.")
     primary.sync()
@@ -143,10 +140,7 @@ def test_a_compaction_re_points_the_stores_snapshot(
 def test_snapshots_no_longer_current_are_removed_from_the_store_after_their_grace(
     open_engine: Callable[..., Engine], write: WriteDoc, location: IndexLocation, tmp_path: Path
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    primary = synced_primary(open_engine, write)
     old = remote.read_remote_current(location)
     write("ops/cache.md", "# Cache\nRedis eviction policy, edited.")
     primary.sync()
@@ -179,10 +173,7 @@ def test_a_snapshot_on_the_store_that_does_not_check_out_is_never_used_or_writte
     change: str,
     fault: str,
 ) -> None:
-    write("ops/cache.md", "# Cache\nRedis eviction policy.")
-    primary = open_engine()
-    primary.sync()
-    settled(primary)
+    synced_primary(open_engine, write)
     current = remote.read_remote_current(location)
     assert current is not None
     if change == "name":
