@@ -1,12 +1,14 @@
 """BEIR SciFact: nDCG@10 and Recall@100 for dense only, BM25 only, plain RRF and ragdown's search.
 
     .venv/bin/python bench/scifact.py [--split train|test] [--embedder minilm] [--data-dir DIR]
+        [--policy JSON]
 
 The corpus is written as Markdown (one `<_id>.md` per abstract: `# title`, then the text) into a
 temporary folder and indexed with the real engine; a hit's path maps back to its `_id`, and a
 document's rank is that of its best chunk. Tune on `train` (809 queries); report `test` (300).
 nDCG@10 and Recall@100 are `ragdown.evaluation.metrics`' (the arithmetic `ragdown eval` uses).
-Pass `--data-dir` to keep the index between runs (it is rebuilt when the embedder changes).
+Pass `--data-dir` to keep the index between runs (it is rebuilt when the embedder changes), and
+`--policy '{"section_share": 0}'` to run ragdown's search under other `SearchPolicy` fields.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ragdown.indexing.embedders import create_embedder
 from ragdown.search.filters import Prefilter, SearchFilters
 from ragdown.search.fusion import rrf
 from ragdown.search.hybrid import retrieve
+from ragdown.search.policy import SearchPolicy
 
 SCIFACT = SHARED_BENCH / "scifact"
 DEPTH = 100
@@ -65,7 +68,10 @@ def doc_ranking(paths: list[str]) -> list[str]:
 
 
 def evaluate(
-    engine: Engine, queries: dict[str, str], qrels: dict[str, dict[str, int]]
+    engine: Engine,
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    policy: SearchPolicy | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Dense and BM25 alone (their pools), plain RRF, and the product's pipeline as shipped
     (routing, the embedder's score evidence, the alias boost, abstention)."""
@@ -78,7 +84,9 @@ def evaluate(
             "dense": doc_ranking([e.row["path"] for e in rankings["dense"]]),
             "bm25": doc_ranking([e.row["path"] for e in rankings.get("lexical", [])]),
             "hybrid, plain RRF": doc_ranking([c.path for c in rrf(rankings)]),
-            "hybrid (ragdown search)": doc_ranking([h.path for h in engine.search(text, DEPTH)]),
+            "hybrid (ragdown search)": doc_ranking(
+                [h.path for h in engine.search(text, DEPTH, policy=policy)]
+            ),
         }
         for name, ranked in runs.items():
             scores[name].append((ndcg_at(ranked, qrels[query_id]), recall_at(ranked, qrels[query_id], DEPTH)))
@@ -95,6 +103,7 @@ def main() -> None:
     parser.add_argument("--split", choices=["train", "test"], default="train")
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--data-dir", type=Path, help="keep the index here (default: a temporary folder)")
+    parser.add_argument("--policy", type=json.loads, help="SearchPolicy fields for ragdown's search, as JSON")
     args = parser.parse_args()
     queries, qrels = load_queries(args.split)
     with tempfile.TemporaryDirectory(prefix="ragdown-scifact-") as tmp:
@@ -107,12 +116,14 @@ def main() -> None:
         report = engine.sync()
         index_s = time.perf_counter() - started
         started = time.perf_counter()
-        results = evaluate(engine, queries, qrels)
+        policy = SearchPolicy(**args.policy) if args.policy else None
+        results = evaluate(engine, queries, qrels, policy)
         query_s = time.perf_counter() - started
         engine.close()
     print(
         f"SciFact {args.split}: {len(queries)} queries, {files} documents ({report.chunks} chunks embedded "
         f"in {index_s:.0f} s) · embedder {embedder.name} · commit {commit()}"
+        + (f" · policy {json.dumps(args.policy)}" if args.policy else "")
     )
     print()
     print("| retrieval | nDCG@10 | Recall@100 |")

@@ -108,6 +108,12 @@ front_matter_lines = st.sampled_from(
 long_lines = st.builds(
     lambda unit, times: unit * times, st.text(min_size=1, max_size=4), st.integers(30, 800)
 )
+# Long lines of words and sentences: cut at sentence ends (one sentence repeated) or at spaces.
+sentence_lines = st.lists(
+    st.sampled_from(["Word", "word.", "two", "end!", "ask?", "x", "tab.\tnext", "a" * 30]),
+    min_size=10,
+    max_size=600,
+).map(" ".join)
 _line = st.one_of(
     headings,
     fences,

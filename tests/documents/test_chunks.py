@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from ragdown.documents.chunks import Chunk, chunk_markdown, file_stem
@@ -353,3 +355,64 @@ def test_chunk_indices_run_across_the_whole_file() -> None:
         (5, "D", "d"),
     ]
     assert {c.title for c in chunks} == {"A"}
+
+
+# --- a line too long for one chunk: sentence ends, one sentence of overlap, spaces ----------
+
+
+def test_a_long_line_is_cut_after_a_sentence_and_the_next_chunk_repeats_it() -> None:
+    # Room 40: the last sentence end in its second half is after "Three three." (38 characters);
+    # "Three three." starts past a quarter of the room, so it opens the next chunk again.
+    line = "One one one. Two two two. Three three. Four four four four. Five."
+    assert [text for _, text, _, _ in rows(line, max_chars=40)] == [
+        "One one one. Two two two. Three three.",
+        "Three three. Four four four four. Five.",
+    ]
+
+
+def test_a_sentence_starting_in_the_first_quarter_is_not_repeated() -> None:
+    # The only earlier sentence end (after "Hi.") is before a quarter of the room: no overlap.
+    line = "Hi. " + "word " * 5 + "end. " + "more " * 6
+    chunks = [text for _, text, _, _ in rows(line, max_chars=40)]
+    assert chunks[0] == "Hi. word word word word word end."
+    assert chunks[1].startswith("more ")
+
+
+def test_a_long_line_without_a_sentence_end_is_cut_at_a_space_never_inside_a_word() -> None:
+    line = " ".join(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+    texts = [text for _, text, _, _ in rows(line, max_chars=20)]
+    assert texts == ["alpha beta gamma", "delta epsilon zeta", "eta theta"]
+    assert " ".join(texts) == line
+
+
+def test_a_space_only_in_the_first_half_of_the_room_still_cuts_by_length() -> None:
+    assert rows("ab " + "c" * 30, max_chars=10) == [
+        ("", "ab ccccccc", 1, 1),
+        ("", "c" * 10, 1, 1),
+        ("", "c" * 10, 1, 1),
+        ("", "ccc", 1, 1),
+    ]
+
+
+def test_overlapping_chunks_keep_the_line_number_and_respect_max_chars() -> None:
+    line = " ".join(f"Sentence number {i} is here." for i in range(60))
+    chunks = chunk_markdown("# T\n\n" + line + "\n\nafter", "x.md", 120)
+    assert all(len(c.text) <= 120 for c in chunks)
+    assert [(c.line_start, c.line_end) for c in chunks[:-1]] == [(3, 3)] * (len(chunks) - 1)
+    # Every sentence is whole in some chunk, and each chunk after the first starts with the last
+    # sentence of the one before it.
+    assert all(any(f"Sentence number {i} is here." in c.text for c in chunks) for i in range(60))
+    cut = [c.text for c in chunks if c.line_start == 3]
+    assert all(b.split(". ")[0] + "." == a.rsplit(". ", 1)[-1] for a, b in itertools.pairwise(cut))
+
+
+def test_pieces_of_one_paragraph_are_never_joined_with_a_blank_line() -> None:
+    # "x" and the long line's first piece (12 characters) would fit in 20 with "\n\n" between, but
+    # no blank line stands between them in the file.
+    assert rows("x\nAaaa bbbbbb. Cccc dddd eeee ffff", max_chars=20) == [
+        ("", "x", 1, 1),
+        ("", "Aaaa bbbbbb.", 2, 2),
+        ("", "Cccc dddd eeee ffff", 2, 2),
+    ]
+    # Across paragraphs they still are.
+    assert rows("x\n\nAaaa bbbbbb. Cccc dddd eeee ffff", max_chars=20)[0] == ("", "x\n\nAaaa bbbbbb.", 1, 3)

@@ -42,6 +42,10 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "link text never closed": lambda n: "[" + "a](b" * (n // 4),
     "title then spaces": lambda n: "---\ntitle: a" + " " * n + "b\n---",
     "list item then spaces": lambda n: "---\naliases:\n  - a" + " " * n + "b\n---",
+    # One line cut into chunks at sentence ends (each next chunk repeating a sentence) or spaces.
+    "one line of sentences": lambda n: "Ab cd. " * (n // 7),
+    "one line of long sentences": lambda n: ("w " * 124 + ". ") * (n // 250),
+    "one line of words": lambda n: "ab " * (n // 3),
     # Many lines: what grows with the number of sections, fences, links and front matter items.
     "many sections": lambda n: "## a\n\nx [[b]]\n" * (n // 14),
     "many fences": lambda n: "```\n[a](b.md)\n" * (n // 14),

@@ -9,8 +9,8 @@ from ragdown.documents.chunks import CHUNKER_VERSION, chunk_markdown
 from ragdown.documents.lines import FenceTracker, split_lines
 
 
-def test_chunker_version_is_2() -> None:
-    assert CHUNKER_VERSION == 2
+def test_chunker_version_is_3() -> None:
+    assert CHUNKER_VERSION == 3
 
 
 @pytest.mark.parametrize(

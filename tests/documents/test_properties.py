@@ -48,6 +48,7 @@ from tests.documents.strategies import (
     fence_documents,
     headings,
     passages,
+    sentence_lines,
 )
 
 # Hundreds of generated documents per property: the example tests beside this module keep the quick
@@ -125,14 +126,14 @@ def no_whitespace(text: str) -> str:
 
 
 def expected_chunk_text(
-    lines: list[str], start: int, end: int, outline: Outline, max_chars: int, first: str
+    lines: list[str], start: int, end: int, outline: Outline, max_chars: int, got: list[str]
 ) -> list[str]:
     """The lines a chunk spanning file lines start..end (1-based) must have, by docs/documents.md#packing.
 
     Paragraphs are joined by one blank line, so each run of blank lines outside a fence reads as
     one empty line; blank lines inside a fence are code and stay. A line longer than max_chars is
-    cut into slices of max_chars from its start: a chunk holds one slice, or starts with the last
-    slice (`first`, the chunk's own first line, says which one it is).
+    cut into the pieces `pieces` gives: a chunk's first line may be one of its first line's pieces,
+    and its last line one of its last line's (`got`, the chunk's own lines, says which ones).
     """
     want: list[str] = []
     for i in range(start - 1, end):
@@ -140,15 +141,43 @@ def expected_chunk_text(
         if not (blank_break and want and want[-1] == ""):
             want.append("" if blank_break else lines[i])
     if len(lines[start - 1]) > max_chars:
-        assert first in slices(lines[start - 1], max_chars), first
-        want[0] = first
+        assert got[0] in pieces(lines[start - 1], max_chars), got[0]
+        want[0] = got[0]
+    if end != start and len(lines[end - 1]) > max_chars:
+        assert got[-1] in pieces(lines[end - 1], max_chars), got[-1]
+        want[-1] = got[-1]
     return want
 
 
+def _sentence_end(line: str, i: int) -> bool:
+    return line[i] in ".?!" and i + 1 < len(line) and line[i + 1] in " \t"
+
+
 @lru_cache(maxsize=16)
-def slices(line: str, max_chars: int) -> frozenset[str]:
-    """A long line's slices, made once: at max_chars 1 one line can make thousands of chunks."""
-    return frozenset(line[k : k + max_chars] for k in range(0, len(line), max_chars))
+def pieces(line: str, max_chars: int) -> tuple[str, ...]:
+    """A long line's pieces by docs/documents.md#packing, worked out position by position (made once: at
+    max_chars 1 one line can make thousands of chunks): from `pos`, with `room` = max_chars, after the
+    last sentence end at or past pos + room // 2 whose piece fits (the next piece starting at the piece's
+    last sentence when that starts past pos + room // 4), else at the last space or tab past pos in the
+    second half (left out), else after max_chars characters."""
+    out: list[str] = []
+    pos, room = 0, max_chars
+    while len(line) - pos > room:
+        half, end = pos + room // 2, pos + room
+        ends = [i for i in range(half, end) if _sentence_end(line, i)]
+        spaces = [k for k in range(max(half, pos + 1), min(end, len(line) - 1) + 1) if line[k] in " \t"]
+        if ends:
+            cut = ends[-1] + 1
+            earlier = [j for j in range(pos + room // 4, ends[-1] - 1) if _sentence_end(line, j)]
+            resume = earlier[-1] + 2 if earlier else cut + 1
+        elif spaces:
+            cut, resume = spaces[-1], spaces[-1] + 1
+        else:
+            cut = resume = end
+        out.append(line[pos:cut])
+        pos = resume
+    out.append(line[pos:])
+    return tuple(out)
 
 
 # --- docs/documents.md chunking -----------------------------------------------------------------------------
@@ -158,18 +187,24 @@ def slices(line: str, max_chars: int) -> frozenset[str]:
 chunk_sizes = st.sampled_from([1500, 500, 1, 2, 7, 40, 120])
 
 
+# Documents with paragraphs written as one long line of sentences, around a short one.
+sentence_documents = st.tuples(sentence_lines, sentence_lines, st.text(max_size=30)).map(
+    lambda parts: f"# T\n\n{parts[0]}\n{parts[2]}\n{parts[1]}\n\nafter"
+)
+
+
 @examples(400)
-@given(source=documents, max_chars=chunk_sizes)
+@given(source=documents | sentence_documents, max_chars=chunk_sizes)
 def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars: int) -> None:
     """What the indexer calls (`parse_document`) never raises, and each chunk is made of its lines.
 
     Precisely: body start <= line_start <= line_end <= the file's line count; the chunk's text is
     its lines as `expected_chunk_text` gives them (exact, except that blank lines between
-    paragraphs read as one, and a line too long for a chunk as its slices); no heading line is
+    paragraphs read as one, and a line too long for a chunk as its pieces); no heading line is
     inside a chunk; chunks follow each other in the file, sharing a line only when that line was
-    sliced; and, whitespace aside, the chunks together are exactly the body's non-heading lines,
-    each once (docs/documents.md#sections-and-breadcrumbs, docs/documents.md#packing: only heading lines and
-    blank lines are left out of chunks).
+    cut; and, whitespace aside, the chunks together are exactly the body's non-heading lines,
+    each once, a cut line as its pieces (docs/documents.md#sections-and-breadcrumbs,
+    docs/documents.md#packing: only heading lines and blank lines are left out of chunks).
     """
     doc = parse_document(source, "notes/doc.md", max_chars)
     lines = lines_of(source)
@@ -195,13 +230,15 @@ def test_chunks_come_from_their_lines_and_cover_the_body(source: str, max_chars:
         assert start + 1 <= chunk.line_start <= chunk.line_end <= len(lines), chunk
         assert len(chunk.text) <= max_chars, chunk
         got = chunk.text.split("\n")
-        assert got == expected_chunk_text(lines, chunk.line_start, chunk.line_end, outline, max_chars, got[0])
+        assert got == expected_chunk_text(lines, chunk.line_start, chunk.line_end, outline, max_chars, got)
         assert not outline.headings.keys() & set(range(chunk.line_start - 1, chunk.line_end)), chunk
     for before, after in pairwise(chunks):
         assert after.line_start >= before.line_end
         if after.line_start == before.line_end:
             assert len(lines[before.line_end - 1]) > max_chars
-    assert "".join(no_whitespace(c.text) for c in chunks) == no_whitespace("".join(body))
+    # A long line reads as its pieces, in order (a repeated sentence twice).
+    cut = ["".join(pieces(line, max_chars)) if len(line) > max_chars else line for line in body]
+    assert "".join(no_whitespace(c.text) for c in chunks) == no_whitespace("".join(cut))
 
 
 @examples(300)

@@ -100,7 +100,7 @@ def test_meta_file_is_private_and_records_versions(docs: Path, data_dir: Path, w
     recorded = json.loads(meta_path.read_text())
     assert recorded["embedder"] == "hash-384"
     assert recorded["dim"] == 384
-    assert recorded["chunker_version"] == 2
+    assert recorded["chunker_version"] == 3
     assert recorded["index_version"] == INDEX_VERSION == 5
 
 
@@ -116,7 +116,7 @@ def test_only_the_full_text_index_exists_below_ten_thousand_rows(
     ("change", "reason"),
     [
         ({"embedder": "other"}, "the embedder changed from other to hash-384"),
-        ({"chunker_version": 1}, "the chunker changed from v1 to v2"),
+        ({"chunker_version": 1}, "the chunker changed from v1 to v3"),
         ({"index_version": 4}, "the index layout changed from v4 to v5"),
         ({"dim": 8}, "the embedding dimension changed from 8 to 384"),
         ({"max_chars": 1000}, "the chunk size changed from 1000 to 0 characters"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ragdown.documents import work
 from ragdown.documents.frontmatter import read_front_matter, read_title
 from ragdown.documents.lines import FenceTracker, match_heading, split_lines
 
 # Bump whenever chunk boundaries or the embedded text change: a bump forces a rebuild.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 BREADCRUMB_SEPARATOR = " › "
 # A heading or title longer than this is cut (its last character `…`) where it names a chunk: every
 # chunk below a heading carries its name, and every chunk its title, so one 50,000-character H1
@@ -126,8 +127,41 @@ def _paragraphs(section: _Section) -> list[_Piece]:
     return out
 
 
+# Where a line too long for one chunk is cut (docs/documents.md#packing): after the last sentence end
+# in the room, else at its last space, else at the room's end. A cut keeps at least half the room in
+# the piece; after a sentence end the next piece starts again at that piece's last sentence when the
+# sentence starts past a quarter of the room. So every cut moves on by a quarter of the room or more
+# and each look back reads at most the room: linear in the line.
+_SENTENCE_ENDS = (". ", "? ", "! ", ".\t", "?\t", "!\t")
+
+
+def _last_sentence_end(text: str, low: int, high: int) -> int:
+    """The index of the last `.`, `?` or `!` followed by a space or tab within text[low:high]; -1."""
+    work.read(len(_SENTENCE_ENDS) * max(0, high - low))
+    return max(text.rfind(end, low, high) for end in _SENTENCE_ENDS)
+
+
+def _cut_at(line: str, pos: int, room: int) -> tuple[int, int]:
+    """Where to cut `line` from `pos` on (more than `room` characters are left): where the piece
+    ends, and where the rest starts (indices into `line`)."""
+    half, end = pos + room // 2, pos + room
+    sentence = _last_sentence_end(line, half, end + 1)  # its space may lie just past the room
+    if sentence >= half:
+        # The piece's last sentence starts the next piece again (an overlap of one sentence), so a
+        # question whose words straddle the cut finds them together in one of the two.
+        overlap = _last_sentence_end(line, pos + room // 4, sentence)
+        return sentence + 1, (overlap + 2 if overlap >= 0 else sentence + 2)
+    space = max(line.rfind(" ", half, end + 1), line.rfind("\t", half, end + 1))
+    work.read(2 * (end + 1 - half))
+    if space > pos:
+        return space, space + 1
+    return end, end
+
+
 def _hard_split(paragraph: _Piece, max_chars: int) -> list[_Piece]:
-    """Cut a paragraph longer than `max_chars` at line boundaries, and a single huge line by length."""
+    """Cut a paragraph longer than `max_chars` at line boundaries, and a single huge line at a sentence
+    end (one sentence repeated in the next piece) or a space in the second half of the room, else by
+    length."""
     if len(paragraph.text) <= max_chars:
         return [paragraph]
     out: list[_Piece] = []
@@ -140,11 +174,12 @@ def _hard_split(paragraph: _Piece, max_chars: int) -> list[_Piece]:
             text = ""
         if not text:
             start = line_no
-        rest = line
-        while len(text) + len(rest) > max_chars:
-            room = max_chars - len(text)
-            out.append(_Piece(text + rest[:room], start, line_no))
-            text, start, rest = "", line_no, rest[room:]
+        pos = 0  # where the rest of the line starts: no copy of the rest per cut
+        while len(text) + len(line) - pos > max_chars:
+            cut, pos_next = _cut_at(line, pos, max_chars - len(text))
+            out.append(_Piece(text + line[pos:cut], start, line_no))
+            text, start, pos = "", line_no, pos_next
+        rest = line[pos:]
         text = f"{text}\n{rest}" if text else rest
     if text:
         out.append(_Piece(text, start, paragraph.line_end))
@@ -152,12 +187,15 @@ def _hard_split(paragraph: _Piece, max_chars: int) -> list[_Piece]:
 
 
 def _pack_section(section: _Section, max_chars: int) -> list[_Piece]:
-    """Greedily join pieces with a blank line while the chunk stays within `max_chars`."""
+    """Greedily join pieces with a blank line while the chunk stays within `max_chars`. Two pieces of
+    one paragraph are never joined: no blank line stands between them (a piece cut at a sentence end
+    or a space can be short enough to fit beside the one before it)."""
     packed: list[_Piece] = []
     open_piece: _Piece | None = None
     for paragraph in _paragraphs(section):
-        for piece in _hard_split(paragraph, max_chars):
-            if open_piece is not None and len(open_piece.text) + 2 + len(piece.text) <= max_chars:
+        for number, piece in enumerate(_hard_split(paragraph, max_chars)):
+            fits = open_piece is not None and len(open_piece.text) + 2 + len(piece.text) <= max_chars
+            if open_piece is not None and fits and number == 0:
                 joined = f"{open_piece.text}\n\n{piece.text}"
                 open_piece = _Piece(joined, open_piece.line_start, piece.line_end)
             else:

@@ -1,8 +1,8 @@
 """The search pipeline of docs/search.md#pipeline, composed from one module per rule.
 
-retrieve (pools, pre-filters) → abstain? → fuse (routed: BM25-led; else RRF + evidence weighted by the
-dense gap + alias boost) → heading evidence → one hit per section → per-document cap → limit → follow
-links (within the linking document's folder).
+retrieve (pools, pre-filters) → abstain? → section-level BM25 mixed into the BM25 pool → fuse
+(routed: BM25-led; else RRF + evidence weighted by the dense gap + alias boost) → heading evidence →
+one hit per section → per-document cap → limit → follow links (within the linking document's folder).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from ragdown.search.fusion import (
     score_fusion,
 )
 from ragdown.search.headings import boost_headings
-from ragdown.search.hybrid import Hit, pool_size, retrieve, start_lexical, to_hit
+from ragdown.search.hybrid import Hit, LexicalPool, pool_size, retrieve, start_lexical, to_hit
 from ragdown.search.policy import SearchPolicy
 from ragdown.search.routing import is_routed
+from ragdown.search.section_lexical import sections_for, with_sections
 from ragdown.search.sections import one_per_section
 
 
@@ -66,6 +67,18 @@ def fuse(
     return (boost_aliases(fused, query, named) if policy.alias_boost else fused), False
 
 
+def section_bm25(rankings: Rankings, lexical: LexicalPool | None, query: str, share: float) -> Rankings:
+    """The BM25 pool's scores mixed with their sections' (docs/search.md#section-level-bm25), when the pool
+    came from the postings in memory; a pool LanceDB answered is left as it is."""
+    if share == 0 or lexical is None or lexical.found is None or lexical.snapshot is None:
+        return rankings
+    postings = lexical.snapshot.lexicon.ready()
+    if postings is None:
+        return rankings
+    sections = sections_for(lexical.snapshot.columns, postings)
+    return with_sections(rankings, lexical.found[0], sections, postings, query, share)
+
+
 def run_search(
     store: SearchedStore,
     embedder: Embedder,
@@ -85,6 +98,7 @@ def run_search(
     rankings = retrieve(store, query, vector, pool_size(limit), prefilter, lexical)
     if policy.abstain and knows_nothing(rankings, embedder.min_score):
         return SearchOutcome([], False, True, vector)
+    rankings = section_bm25(rankings, lexical, query, policy.section_share)
     fused, routed = fuse(rankings, query, policy, embedder)
     fused = boost_headings(fused, query, policy.heading_boost)
     if policy.one_per_section:

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 # A hook's prompt is cut to it before it is searched (docs/hook.md#gates), never refused.
 MAX_QUERY_CHARS = 4000
 
+# Section-level BM25's share of a BM25-pool chunk's score (docs/search.md#section-level-bm25); kept beside
+# HEADING_BOOST for the same reason.
+SECTION_SHARE = 0.2
+
 # The heading evidence's weight (docs/search.md#heading-evidence): one rank-1 RRF share, 1 / (60 + 1),
 # as the alias boost; the runbooks gave the same top-1 from 0.005 to 0.1. (search/headings.py applies
 # it; this module stays free of the search code's imports.)
@@ -40,6 +44,9 @@ class SearchPolicy:
     # with a measured gap rule (docs/search.md#evidence-follows-the-dense-gap); False: the embedder's
     # fixed `score_evidence` at its `routed_lexical_weight`.
     routed_gap: bool = True
+    # docs/search.md#section-level-bm25: the share of its section's BM25 in a BM25-pool chunk's score;
+    # 0 is off.
+    section_share: float = SECTION_SHARE
     # How much the raw scores add to RRF (see fusion.rrf_with_evidence); None: the embedder's
     # measured value, 0: plain RRF, and routed queries by min–max score fusion.
     score_evidence: float | None = None
