@@ -386,3 +386,17 @@ def test_past_the_in_memory_bound_the_snapshot_is_looked_for_once_per_version(
     # Once more for the new version (and once for any version a background step read meanwhile).
     assert looked[-1] == int(engine.store.table.version)
     assert len(looked) == len(set(looked))
+
+
+@pytest.mark.parametrize("constant", ["CHUNKER_VERSION", "INDEX_VERSION"])
+def test_an_unchanged_folder_under_another_chunker_or_layout_is_a_change(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, constant: str
+) -> None:
+    """An upgrade that re-chunks or re-lays the table rebuilds the index: `ragdown index` must not
+    report every file unchanged from the snapshot the previous release wrote."""
+    from ragdown.indexing.snapshot import unchanged
+
+    written(engine)
+    assert unchanged.unchanged_files(engine.docs_dir, engine.data_dir, None) == len(DOCS)
+    monkeypatch.setattr(unchanged, constant, getattr(unchanged, constant) + 1)
+    assert unchanged.unchanged_files(engine.docs_dir, engine.data_dir, None) is None
