@@ -27,7 +27,7 @@ from ragdown.indexing.lance_session import connect, lance_session, set_cache_lim
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.meta import IndexMeta, rebuild_reason
 from ragdown.indexing.read_cache import ReadCache, VectorSnapshot
-from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in
+from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in, sql_string
 from ragdown.indexing.snapshot.layout import SKIPPED_COLUMNS
 from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
 from ragdown.indexing.snapshot.write import repoint, write_snapshot
@@ -100,6 +100,24 @@ class ChunkStore(ChunkTable):
     def files(self) -> dict[str, FileState]:
         """Per indexed path: hash, mtime, size and chunk count (reads only those columns)."""
         return file_states(self._scan(FILE_STATE_COLUMNS))
+
+    def files_at(self, paths: list[str]) -> dict[str, FileState] | None:
+        """What `files()` holds for `paths` alone, from the rows in memory when this process holds
+        them (no query of the table), else from a query of those paths. None when some indexed path
+        lies below one of `paths` as below a folder: the caller walks instead."""
+        if not paths:
+            return {}
+        held = self._held_rows()
+        if held is not None:
+            column = held.column("path")
+            rows = held.filter(pc.is_in(column, pa.array(paths, pa.string()))).select(FILE_STATE_COLUMNS)
+            below = any(pc.any(pc.starts_with(column, f"{path}/")).as_py() for path in paths)
+            return None if below else file_states(rows)
+        folders = " OR ".join(f"starts_with(path, {sql_string(f'{path}/')})" for path in paths)
+        rows = self._scan(FILE_STATE_COLUMNS, f"{sql_in('path', paths)} OR {folders}")
+        wanted = set(paths)
+        states = file_states(rows)
+        return None if any(path not in wanted for path in states) else states
 
     def refresh(self) -> None:
         """Forget cached reads when the table moved on: another process (the primary, for a reader)
@@ -201,8 +219,8 @@ class ChunkStore(ChunkTable):
         """Write the snapshot of the table as it is now, unless the current one already answers for
         this version or the table is too large to be searched from memory; returns its name. Rows
         committed while it is read make it be dropped: the commit's own request writes the next."""
-        if not self.writable or self.building or self.location.remote:
-            return None
+        if not self.writable or self.building or self.location.remote or self._cache.busy:
+            return None  # busy: a change is under way, and it asks for a snapshot once it is done
         version = int(self.table.version)
         if self._persisted(version) is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
@@ -257,20 +275,25 @@ class ChunkStore(ChunkTable):
     def replace(self, paths: list[str], rows: pa.Table | None) -> None:
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
-        with self._writing, self._cache.lock, private_files():
-            held, before = self._cache.snapshot, int(self.table.version)
-            if paths:
-                self.table.delete(sql_in("path", paths))
-            if rows is not None and rows.num_rows:
-                self.table.add(rows)
-            self._cache.forget()
-            # The rows held in memory follow the write rather than being read again: under a stream
-            # of writes, searches keep their copy and postings (docs/search.md#bm25-from-memory).
-            if held is not None and held.version == before:
+        with self._writing, private_files():
+            before = int(self.table.version)
+            # Searches meanwhile answer from the rows held for `before`, neither waiting for the
+            # commits nor dropping what they hold (ReadCache.changing).
+            with self._cache.changing(before):
+                held = self._cache.snapshot
+                if paths:
+                    self.table.delete(sql_in("path", paths))
+                if rows is not None and rows.num_rows:
+                    self.table.add(rows)
                 version = int(self.table.version)
-                updated = held.updated(paths, rows, version)
-                if updated is not None and updated.columns.num_rows < VECTOR_INDEX_MIN_ROWS:
-                    self._cache.keep_written(updated, version)
+                # The rows held in memory follow the write rather than being read again: under a
+                # stream of writes, searches keep their copy and postings (docs/search.md#bm25-from-memory).
+                updated = None
+                if held is not None and held.version == before:
+                    updated = held.updated(paths, rows, version)
+                    if updated is not None and updated.columns.num_rows >= VECTOR_INDEX_MIN_ROWS:
+                        updated = None
+                self._cache.written(updated, version)
 
     def delete_all(self) -> None:
         self._require_writable()
@@ -286,9 +309,11 @@ class ChunkStore(ChunkTable):
         self._require_writable()
         with self._writing, private_files():
             before = int(self.table.version)
-            self.table.optimize(cleanup_older_than=self.keep_versions_for)
-            after = int(self.table.version)
-            self._cache.restamp(before, after)  # the same rows: what is held and on disk still holds
+            # The versions the optimise makes hold the same rows: searches keep what they hold.
+            with self._cache.changing(before):
+                self.table.optimize(cleanup_older_than=self.keep_versions_for)
+                after = int(self.table.version)
+                self._cache.restamp(before, after)  # what is held and on disk still holds
             if not self.location.remote:
                 repoint(self.location.data_dir, self.lance_dir, before, after)
             if self.count_rows() >= VECTOR_INDEX_MIN_ROWS and not any(
