@@ -1,7 +1,7 @@
 """Settings files, read leniently: `.ragdown.json` (a folder's own) and `.ragdown-server.json` (saved
 server settings). Both are looked at on every request and hook call, so an edit applies to the next
 one; a missing, unreadable or malformed file counts as empty rather than breaking the hook. What was
-parsed is kept while the file's stat says it is the same file unchanged (docs/design.md#folder-settings-cache)."""
+parsed is kept while the file's stat says it is unchanged (docs/design.md#settings-files-in-memory)."""
 
 from __future__ import annotations
 

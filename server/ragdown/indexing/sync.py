@@ -242,9 +242,8 @@ class Syncer:
             if self._running is None:
                 future: Future[SyncReport] = Future()
                 self._running = future
-                threading.Thread(
-                    target=self._drive, args=(future, full, progress, wanted), name="ragdown-sync", daemon=True
-                ).start()
+                arguments = (future, full, progress, wanted)
+                threading.Thread(target=self._drive, args=arguments, name="ragdown-sync", daemon=True).start()
                 return future
             if self._follow_up is None:
                 self._follow_up = Future()
@@ -292,7 +291,7 @@ class Syncer:
                 return indexed, listing
         return self.store.files(), markdown_listing(self.root, folders_only=self.folders_only)
 
-    def _run(self, full: bool, progress: ProgressCallback | None, paths: set[str] | None = None) -> SyncReport:
+    def _run(self, full: bool, progress: ProgressCallback | None, paths: set[str] | None) -> SyncReport:
         if full:
             self.store.delete_all()
         indexed, listing = self._states(None if full else paths)
