@@ -159,14 +159,35 @@ class ChunkStore(ChunkTable):
 
         return self.memo("aliases", scan)
 
+    def _held(self) -> VectorSnapshot | None:
+        """Every row (columns and vectors) when this process holds them for the version it has seen."""
+        held = self._cache.snapshot
+        fresh = held is not None and held.rows is not None and held.version == self._cache.seen_version
+        return held if fresh else None
+
     def _held_rows(self) -> pa.Table | None:
         """Every row's columns when this process holds them for the version it has seen."""
-        held = self._cache.snapshot
-        return held.rows if held is not None and held.version == self._cache.seen_version else None
+        held = self._held()
+        return held.rows if held is not None else None
 
     def chunks(self, columns: list[str], where: str) -> pa.Table:
         """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
         return self._scan(columns, where)
+
+    def chunks_of(self, paths: list[str], columns: list[str]) -> pa.Table:
+        """Every chunk of `paths`, with `columns` (the vector included when asked for): from the rows
+        held in memory when this process holds them (a write's sync reads its files' old vectors
+        this way, with no query of the table), else one query."""
+        held = self._held()
+        if held is None or held.rows is None:
+            return self._scan(columns, sql_in("path", paths))
+        mask = np.asarray(pc.is_in(held.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
+        picked = held.rows.filter(pa.array(mask)).select([c for c in columns if c != "vector"])
+        if "vector" in columns:
+            vectors = np.ascontiguousarray(np.asarray(held.vectors)[mask], dtype=np.float32)
+            flat = pa.array(vectors.reshape(-1), pa.float32())
+            picked = picked.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+        return picked
 
     def vector_snapshot(self, columns: list[str]) -> VectorSnapshot | None:
         """Every row's vector and `columns` in memory while the table is small enough to be scanned
