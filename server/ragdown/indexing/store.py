@@ -73,8 +73,8 @@ class ChunkStore(ChunkTable):
         """`fresh`: build a new index beside the current one even though it matches (a full rebuild).
         `location`: where the index lives (default: `data_dir` itself)."""
         self._cache = ReadCache()
-        # Writes and compaction, one at a time; searches never take it (they take the cache's lock,
-        # which a compaction does not hold: docs/design.md#compaction).
+        # Writes and compaction, one at a time; searches never take it, nor wait on the cache's lock
+        # while either runs (ReadCache.changing, docs/design.md#compaction).
         self._writing = threading.Lock()
         super().__init__(
             data_dir,
