@@ -240,12 +240,15 @@ class ChunkStore(ChunkTable):
         """Write the snapshot of the table as it is now, unless the current one already answers for
         this version or the table is too large to be searched from memory; returns its name. Rows
         committed while it is read make it be dropped: the commit's own request writes the next."""
-        if not self.writable or self.building or self.location.remote or self._cache.busy:
-            return None  # busy: a change is under way, and it asks for a snapshot once it is done
-        version = int(self.table.version)
+        if not self.writable or self.building or self.location.remote:
+            return None
+        with self._cache.lock:  # the version and what is held, read together between two changes
+            if self._cache.busy:
+                return None  # a change is under way, and it asks for a snapshot once it is done
+            version = int(self.table.version)
+            held = self._cache.snapshot  # this process's rows at this version, when it holds them
         if self._persisted(version) is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             return None
-        held = self._cache.snapshot  # this process's rows at this version, when it holds them
         lexicon = held.lexicon.ready() if held is not None and held.version == version else None
         if held is not None and held.rows is not None and lexicon is not None:
             rows, vectors = held.rows, np.asarray(held.vectors)
