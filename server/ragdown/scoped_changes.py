@@ -56,11 +56,12 @@ class Place:
         return self.scope.relative(f"{self.folder}/{folder_path}" if self.folder else folder_path)
 
 
-def indexed(place: Place) -> str:
-    """Index a change that is on disk. If that fails the change still happened, and the answer must
-    say so: an agent told "failed" would retry, and an append retried is an append made twice."""
+def indexed(place: Place, changed: list[str]) -> str:
+    """Index a change that is on disk, to the scope-relative `changed` paths alone (a folder among
+    them is walked; Engine.sync_changed). If that fails the change still happened, and the answer
+    must say so: an agent told "failed" would retry, and an append retried is an append made twice."""
     try:
-        place.engine.sync()
+        place.engine.sync_changed([place.scope.absolute(path) for path in changed])
     except Exception as error:
         log.exception("the sync after a write failed; the next sync indexes it")
         return f"; it is on disk but not indexed yet ({type(error).__name__}): the next sync indexes it"
@@ -88,7 +89,7 @@ def write(
         session_id=session_id,
         writer=place.writer(caller),
     )
-    pending = indexed(place)
+    pending = indexed(place, [result.path])
     verb = "created" if result.created else "wrote"
     return f"{verb} {result.path} (hash {short_hash(result.hash)}){pending}"
 
@@ -97,7 +98,7 @@ def edit(place: Place, path: str, edits: list[Edit], base_hash: str | None, call
     result, replaced = edit_document(
         place.root, path, edits, base_hash=base_hash, writer=place.writer(caller)
     )
-    pending = indexed(place)
+    pending = indexed(place, [result.path])
     return f"edited {result.path} (replaced {replaced}, hash {short_hash(result.hash)}){pending}"
 
 
@@ -125,7 +126,7 @@ def remember_note(
         session_id=session_id,
         writer=place.writer(caller),
     )
-    pending = indexed(place)
+    pending = indexed(place, [result.path])
     also = f" (supersedes {', '.join(result.supersedes)})" if result.supersedes else ""
     return f"saved {result.path}{also}{pending}"
 
@@ -137,12 +138,12 @@ def moved(place: Place, source: str, target: str) -> tuple[MoveResult, str]:
     # Both pass the path rule inside the scope before they become folder-relative.
     from_path, to_path = (check_path(given, markdown_only=False).relative for given in (source, target))
     result = move(folder_root, place.to_folder(from_path), place.to_folder(to_path))
-    pending = indexed(place)
-    return MoveResult(
+    scoped = MoveResult(
         place.from_folder(result.from_path),
         place.from_folder(result.to_path),
         [place.from_folder(p) for p in result.updated],
-    ), pending
+    )
+    return scoped, indexed(place, [scoped.from_path, scoped.to_path, *scoped.updated])
 
 
 def move_document(place: Place, source: str, target: str) -> str:
@@ -153,7 +154,7 @@ def move_document(place: Place, source: str, target: str) -> str:
 
 def delete(place: Place, path: str, *, recursive: bool, base_hash: str | None) -> str:
     removed = remove(place.root, path, recursive=recursive, base_hash=base_hash)
-    pending = indexed(place)
+    pending = indexed(place, [removed])
     return f"deleted {removed}{pending}"
 
 

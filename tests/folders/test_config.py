@@ -8,11 +8,14 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragdown.bounds import FOLDER_CONFIG, SERVER_CONFIG
+from ragdown.documents import files
 from ragdown.documents.files import Root
+from ragdown.folders import config as config_module
 from ragdown.folders.config import hook_layer, read_json_object
 
 LOGGER = "ragdown.folders.config"
@@ -106,3 +109,68 @@ def test_the_hook_layer_is_the_hook_object_or_empty(ops: Path, config: object, e
     """The layer is taken as written: `hook.settings` skips the keys and values it cannot use."""
     (ops / FOLDER_CONFIG).write_text(json.dumps(config), encoding="utf-8")
     assert hook_layer(root(ops), FOLDER_CONFIG) == expected
+
+
+class Reads:
+    """Counts the reads of settings files' bytes (a stat alone is not one)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = files.read_file
+
+        def read_file(*args: Any, **kwargs: Any) -> bytes | None:
+            self.count += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(files, "read_file", read_file)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
+    """As if every file were older than the settling window, so the cache is used at once."""
+    monkeypatch.setattr(config_module, "SETTLED_NS", -(10**18))
+    return Reads(monkeypatch)
+
+
+def test_an_unchanged_file_is_parsed_once_and_each_caller_gets_its_own_copy(ops: Path, reads: Reads) -> None:
+    (ops / FOLDER_CONFIG).write_text(json.dumps({"title": "Ops", "hook": {"top_k": 2}}), encoding="utf-8")
+    first = read_json_object(root(ops), FOLDER_CONFIG)
+    first["hook"]["top_k"] = 99  # a caller changing what it got changes nothing kept
+    second = read_json_object(root(ops), FOLDER_CONFIG)
+    assert second == {"title": "Ops", "hook": {"top_k": 2}}
+    assert reads.count == 1
+
+
+@pytest.mark.parametrize("how", ["replaced by a rename", "edited in place, same size", "deleted"])
+def test_a_changed_file_is_read_again(ops: Path, reads: Reads, how: str) -> None:
+    path = ops / FOLDER_CONFIG
+    path.write_text(json.dumps({"mcp": True}), encoding="utf-8")
+    assert read_json_object(root(ops), FOLDER_CONFIG) == {"mcp": True}
+    before = path.stat()
+    if how == "replaced by a rename":
+        staged = ops / ".staged"
+        staged.write_text(json.dumps({"mcp": 1}), encoding="utf-8")
+        os.replace(staged, path)
+        expected: dict[str, Any] = {"mcp": 1}
+    elif how == "edited in place, same size":
+        with path.open("r+", encoding="utf-8") as handle:
+            handle.write(json.dumps({"mcp": 0}).ljust(len(json.dumps({"mcp": True}))))
+        # Within one timestamp tick an in-place edit may keep its mtime: it is one tick later here.
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+        expected = {"mcp": 0}
+    else:
+        path.unlink()
+        expected = {}
+    assert read_json_object(root(ops), FOLDER_CONFIG) == expected
+
+
+def test_a_file_changed_within_the_settling_window_is_read_every_time(
+    ops: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writes within one timestamp tick that keep the size look alike to a stat: until the file's
+    change is SETTLED_NS old, it is read again at each call."""
+    counted = Reads(monkeypatch)
+    (ops / FOLDER_CONFIG).write_text(json.dumps({"mcp": True}), encoding="utf-8")
+    for _ in range(3):
+        assert read_json_object(root(ops), FOLDER_CONFIG) == {"mcp": True}
+    assert counted.count == 3

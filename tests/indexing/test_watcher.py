@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.indexing.watcher import DEBOUNCE_S, POLL_INTERVAL_S, FolderWatcher, wants_sync
+from ragdown.indexing.watcher import DEBOUNCE_S, MAX_DELAY_S, POLL_INTERVAL_S, FolderWatcher, wants_sync
 from tests.conftest import WatchProbe, wait_for
 
 
@@ -37,7 +37,7 @@ def test_events_outside_the_root_are_ignored(tmp_path: Path) -> None:
 
 
 def test_documented_timings() -> None:
-    assert (DEBOUNCE_S, POLL_INTERVAL_S) == (0.75, 60.0)
+    assert (DEBOUNCE_S, MAX_DELAY_S, POLL_INTERVAL_S) == (0.75, 5.0, 60.0)
 
 
 def test_a_burst_of_writes_triggers_one_call(docs: Path, watch_probe: WatchProbe) -> None:
@@ -59,6 +59,27 @@ def test_a_burst_of_writes_triggers_one_call(docs: Path, watch_probe: WatchProbe
         assert wait_for(lambda: watch_probe.saw(".hidden.md", "image.png"))  # the watch did see them
         time.sleep(2 * debounce_s)  # and no call follows them: twice the debounce after they were seen
         assert len(calls) == 1
+    finally:
+        watcher.stop()
+
+
+def test_changes_that_never_pause_still_sync_once_the_first_is_max_delay_old(
+    docs: Path, watch_probe: WatchProbe
+) -> None:
+    """An agent writing several times a second restarts the debounce at every write: the watcher
+    calls all the same once the first waiting change is `max_delay_s` old, so a person's edit beside
+    those writes is indexed while they go on."""
+    calls: list[float] = []
+    watcher = FolderWatcher(docs, lambda: calls.append(time.monotonic()), debounce_s=0.5, max_delay_s=1.0)
+    watcher.start()
+    try:
+        assert watch_probe.attached(docs)
+        for i in range(300):  # each change well within the debounce of the one before
+            (docs / "busy.md").write_text(f"note {i}")
+            time.sleep(0.1)
+            if calls:
+                break
+        assert calls, "no sync while changes kept coming"
     finally:
         watcher.stop()
 

@@ -152,8 +152,19 @@ class Engine(SearchCalls):
     def is_empty(self) -> bool:
         return self.lifecycle.is_empty()
 
-    def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
-        return self.lifecycle.sync(full, progress)
+    def sync(
+        self, full: bool = False, progress: ProgressCallback | None = None, *, paths: list[str] | None = None
+    ) -> SyncReport:
+        return self.lifecycle.sync(full, progress, paths=paths)
+
+    def sync_changed(self, paths: list[str] | None) -> SyncReport:
+        """After a change ragdown made itself (a write tool), to `paths` (root-relative; None: it
+        cannot say which): only those files are synced while the watcher watches, since it catches
+        every change made beside ragdown's (a person's edit). Without a working watcher, every file
+        is, as each write's sync is then the only one (docs/design.md#sync)."""
+        watcher = self.sync_loop.watcher
+        watching = watcher is not None and not watcher.polling
+        return self.sync(paths=paths if watching else None)
 
     def claim_full_reindex(self) -> None:
         self.lifecycle.claim_full_reindex()

@@ -22,7 +22,7 @@ from ragdown.indexing.meta import META_FILE
 from ragdown.indexing.snapshot.layout import SNAPSHOT_DIR
 from ragdown.indexing.snapshot.writer import SnapshotWriter
 from ragdown.indexing.store import ChunkStore
-from ragdown.indexing.sync import ProgressCallback, Syncer, SyncReport
+from ragdown.indexing.sync import FLUSH_CHUNKS, ProgressCallback, Syncer, SyncReport
 from ragdown.indexing.table import LANCE_DIR
 from ragdown.modes import make_private_dir, tighten, tighten_tree
 from ragdown.release_memory import release_free_memory
@@ -96,8 +96,10 @@ class IndexLifecycle:
         self.publish_folder_copy()
         if self.snapshots is not None:
             self.snapshots.request()
-        if report.changed:
-            release_free_memory()  # batches of text, vectors and Arrow tables, all freed now
+        if report.chunks >= FLUSH_CHUNKS:
+            # Batches of text, vectors and Arrow tables, all freed now. Not after a small write's
+            # sync: handing pages back costs time and the next writes ask for them again.
+            release_free_memory()
 
     @property
     def store(self) -> ChunkStore:
@@ -118,15 +120,18 @@ class IndexLifecycle:
         except Exception:  # clutter is no reason not to start
             log.exception("could not sweep stale temporary files")
 
-    def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+    def sync(
+        self, full: bool = False, progress: ProgressCallback | None = None, *, paths: list[str] | None = None
+    ) -> SyncReport:
         """Bring the index up to date; `full` rebuilds it from every file into a new index beside the
         current one, which keeps answering searches until the new one is complete. The new index takes
         the current one's vectors for every text it already holds when the same model built it
-        (docs/design.md#embedding-cache), so only text the index lacks is embedded."""
+        (docs/design.md#embedding-cache), so only text the index lacks is embedded. `paths`: only
+        these root-relative files changed, so only they are looked at (Syncer.request)."""
         if full and self.writable and not self.store.building and not self.is_empty():
             self.syncer.store = self.index.rebuild_beside()
             full = False
-        return self.syncer.sync(full, progress)
+        return self.syncer.sync(full, progress, paths=paths)
 
     def claim_full_reindex(self) -> None:
         """Allow one full re-index now, or refuse (429) if one was allowed less than

@@ -1,7 +1,7 @@
 """Folders (docs/tools.md#endpoints, docs/tools.md#folder-routes): each top-level real directory of the docs
 dir, with its
 `.ragdown.json` (`title`, `mcp` default false, `hook`, and the per-folder tool switches `read_only` and
-`disabled_tools`); re-read on every request, so turning `mcp` on or off applies to the next one
+`disabled_tools`); looked at on every request, so turning `mcp` on or off applies to the next one
 without a restart."""
 
 from __future__ import annotations

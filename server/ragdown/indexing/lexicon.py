@@ -171,12 +171,16 @@ class Lexicon:
         # Terms no row holds any more go, and the others keep their order.
         used = np.zeros(len(term_ids), dtype=bool)
         used[all_terms] = True
-        new_id = np.cumsum(used, dtype=np.int64) - 1
-        names = sorted(term_ids, key=term_ids.__getitem__)
-        live = {name: int(new_id[i]) for i, name in enumerate(names) if used[i]}
+        if used.all():  # the common case for a small change: every id stays, nothing to renumber
+            live, renumbered = term_ids, all_terms
+        else:
+            new_id = np.cumsum(used, dtype=np.int64) - 1
+            names = sorted(term_ids, key=term_ids.__getitem__)
+            live = {name: int(new_id[i]) for i, name in enumerate(names) if used[i]}
+            renumbered = new_id[all_terms]
         return Lexicon._of(
             live,
-            new_id[all_terms].astype(np.int32),
+            renumbered.astype(np.int32),
             np.concatenate([old_rows, new_rows]).astype(np.int32),
             np.concatenate([old_counts, new_counts]),
             np.concatenate([self.lengths[keep], new_lengths]).astype(np.int32),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdown.documents import files
 from ragdown.documents.files import Root
 from ragdown.documents.paths import is_markdown, is_skipped_entry, is_utf8
+from ragdown.errors import NotAFolderError
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,28 @@ def markdown_listing(root: Path, *, folders_only: bool = False) -> Listing:
 def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, FileStat]:
     """The files to index (`markdown_listing`), leaving out those whose path is not UTF-8."""
     return markdown_listing(root, folders_only=folders_only).files
+
+
+def listing_of(root: Path, paths: list[str], *, folders_only: bool = False) -> Listing | None:
+    """What `markdown_listing` would list of `paths` alone (root-relative files a write just
+    changed), each looked at without following a symlink; a path that is gone, a symlink or not
+    indexable is left out. None when one of them is a folder now: the caller walks the whole folder.
+    """
+    found = Listing()
+    for path in paths:
+        parts = path.split("/")
+        try:
+            info = files.lstat(Root(root), parts)
+        except NotAFolderError:  # a folder above it is a symlink (or a file): the walk never enters it
+            continue
+        except OSError:  # cannot be looked at alone: the walk decides
+            return None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            return None  # a folder moved or made: whatever it holds is to be listed
+        if info is None or not stat.S_ISREG(info.st_mode) or not is_utf8(path):
+            continue
+        if (folders_only and len(parts) == 1) or not is_markdown(parts[-1]):
+            continue
+        if not any(is_skipped_entry(part) for part in parts):
+            found.files[path] = FileStat(info.st_mtime_ns / 1e6, float(info.st_size))
+    return found

@@ -3,8 +3,9 @@ reads derived from the whole table, and the rows with their vectors for a flat d
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeVar, cast
@@ -69,7 +70,9 @@ class VectorSnapshot:
 
 class ReadCache:
     """Values computed from one version of a table. `generation` moves on with every `forget`, so a
-    value computed across a write is not kept; `lock` is also the one writes to the table hold."""
+    value computed across a write is not kept. While this process changes the table (`changing`),
+    the versions its commits make are left to it: searches go on with what is held, never waiting
+    for the commit nor dropping what the change will update (docs/design.md#compaction)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -77,6 +80,7 @@ class ReadCache:
         self.generation = 0
         self._memo: dict[str, Any] = {}
         self._seen_version: int | None = None
+        self._changing_from: int | None = None
 
     @property
     def seen_version(self) -> int | None:
@@ -86,6 +90,8 @@ class ReadCache:
         """Forget everything when the table is at another `version` than last seen (a commit by
         another process)."""
         if version != self._seen_version:
+            if self._changing_from is not None and self._changing_from == self._seen_version:
+                return  # this process's own change, under way: it says what holds once it is done
             with self.lock:
                 seen = self._seen_version
                 # Versions only grow: an older one was read before a commit this cache followed
@@ -95,6 +101,27 @@ class ReadCache:
                 if seen is not None:
                     self.forget()
                 self._seen_version = version
+
+    @property
+    def busy(self) -> bool:
+        """This process is changing the table now (`changing`)."""
+        return self._changing_from is not None
+
+    @contextlib.contextmanager
+    def changing(self, version: int) -> Iterator[None]:
+        """This process is changing the table, now at `version` (a write or a compaction, one at a
+        time): until it ends, searches keep what is held for `version` (a search sees the table as
+        it was, or as the change leaves it, never half of it)."""
+        with self.lock:
+            if self._seen_version is None or version > self._seen_version:
+                self.forget()  # what is held is older still: not for this change to keep
+                self._seen_version = version
+            self._changing_from = version
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._changing_from = None
 
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`, kept until the table changes. Callers must not mutate what they get."""
@@ -113,11 +140,14 @@ class ReadCache:
             if generation == self.generation:
                 self.snapshot = snapshot
 
-    def keep_written(self, snapshot: VectorSnapshot, version: int) -> None:
-        """After this process's own write, the rows it left (VectorSnapshot.updated) at the table's
-        new `version`, so searches go on without reading the table again; the caller holds `lock`."""
-        self.snapshot = snapshot
-        self._seen_version = version
+    def written(self, snapshot: VectorSnapshot | None, version: int) -> None:
+        """After this process's own write, which left the table at `version`: every kept value
+        dropped, and the rows the write left (VectorSnapshot.updated) kept when known, so searches
+        go on without reading the table again."""
+        with self.lock:
+            self.forget()
+            self._seen_version = version
+            self.snapshot = snapshot
 
     def restamp(self, old: int, new: int) -> None:
         """A commit that changed no row (a compaction) moved the table from `old` to `new`: what is

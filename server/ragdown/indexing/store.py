@@ -28,7 +28,7 @@ from ragdown.indexing.lance_session import connect, lance_session, set_cache_lim
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.meta import IndexMeta, rebuild_reason
 from ragdown.indexing.read_cache import ReadCache, VectorSnapshot
-from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in
+from ragdown.indexing.schema import FILE_STATE_COLUMNS, SNAPSHOT_COLUMNS, FileState, sql_in, sql_string
 from ragdown.indexing.snapshot import remote as remote_snapshot
 from ragdown.indexing.snapshot.layout import SKIPPED_COLUMNS
 from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
@@ -75,8 +75,8 @@ class ChunkStore(ChunkTable):
         """`fresh`: build a new index beside the current one even though it matches (a full rebuild).
         `location`: where the index lives (default: `data_dir` itself)."""
         self._cache = ReadCache()
-        # Writes and compaction, one at a time; searches never take it (they take the cache's lock,
-        # which a compaction does not hold: docs/design.md#compaction).
+        # Writes and compaction, one at a time; searches never take it, nor wait on the cache's lock
+        # while either runs (ReadCache.changing, docs/design.md#compaction).
         self._writing = threading.Lock()
         self._no_snapshot: int | None = None  # the table version found to have no snapshot
         super().__init__(
@@ -103,6 +103,24 @@ class ChunkStore(ChunkTable):
     def files(self) -> dict[str, FileState]:
         """Per indexed path: hash, mtime, size and chunk count (reads only those columns)."""
         return file_states(self._scan(FILE_STATE_COLUMNS))
+
+    def files_at(self, paths: list[str]) -> dict[str, FileState] | None:
+        """What `files()` holds for `paths` alone, from the rows in memory when this process holds
+        them (no query of the table), else from a query of those paths. None when some indexed path
+        lies below one of `paths` as below a folder: the caller walks instead."""
+        if not paths:
+            return {}
+        held = self._held_rows()
+        if held is not None:
+            column = held.column("path")
+            rows = held.filter(pc.is_in(column, pa.array(paths, pa.string()))).select(FILE_STATE_COLUMNS)
+            below = any(pc.any(pc.starts_with(column, f"{path}/")).as_py() for path in paths)
+            return None if below else file_states(rows)
+        folders = " OR ".join(f"starts_with(path, {sql_string(f'{path}/')})" for path in paths)
+        rows = self._scan(FILE_STATE_COLUMNS, f"{sql_in('path', paths)} OR {folders}")
+        wanted = set(paths)
+        states = file_states(rows)
+        return None if any(path not in wanted for path in states) else states
 
     def refresh(self) -> None:
         """Forget cached reads when the table moved on: another process (the primary, for a reader)
@@ -144,14 +162,35 @@ class ChunkStore(ChunkTable):
 
         return self.memo("aliases", scan)
 
+    def _held(self) -> VectorSnapshot | None:
+        """Every row (columns and vectors) when this process holds them for the version it has seen."""
+        held = self._cache.snapshot
+        fresh = held is not None and held.rows is not None and held.version == self._cache.seen_version
+        return held if fresh else None
+
     def _held_rows(self) -> pa.Table | None:
         """Every row's columns when this process holds them for the version it has seen."""
-        held = self._cache.snapshot
-        return held.rows if held is not None and held.version == self._cache.seen_version else None
+        held = self._held()
+        return held.rows if held is not None else None
 
     def chunks(self, columns: list[str], where: str) -> pa.Table:
         """Every chunk matching `where`, with `columns` (the vector included when asked for)."""
         return self._scan(columns, where)
+
+    def chunks_of(self, paths: list[str], columns: list[str]) -> pa.Table:
+        """Every chunk of `paths`, with `columns` (the vector included when asked for): from the rows
+        held in memory when this process holds them (a write's sync reads its files' old vectors
+        this way, with no query of the table), else one query."""
+        held = self._held()
+        if held is None or held.rows is None:
+            return self._scan(columns, sql_in("path", paths))
+        mask = np.asarray(pc.is_in(held.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
+        picked = held.rows.filter(pa.array(mask)).select([c for c in columns if c != "vector"])
+        if "vector" in columns:
+            vectors = np.ascontiguousarray(np.asarray(held.vectors)[mask], dtype=np.float32)
+            flat = pa.array(vectors.reshape(-1), pa.float32())
+            picked = picked.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+        return picked
 
     def vector_snapshot(self, columns: list[str]) -> VectorSnapshot | None:
         """Every row's vector and `columns` in memory while the table is small enough to be scanned
@@ -213,13 +252,16 @@ class ChunkStore(ChunkTable):
         committed while it is read make it be dropped: the commit's own request writes the next."""
         if not self.writable or self.building:
             return None
-        version = int(self.table.version)
+        with self._cache.lock:  # the version and what is held, read together between two changes
+            if self._cache.busy:
+                return None  # a change is under way, and it asks for a snapshot once it is done
+            version = int(self.table.version)
+            held = self._cache.snapshot  # this process's rows at this version, when it holds them
         current = self._persisted(version)
         if current is not None or self.count_rows() >= VECTOR_INDEX_MIN_ROWS:
             if current is not None and self.location.remote:  # a copy to the store that failed before
                 self._publish(current.name)
             return None
-        held = self._cache.snapshot  # this process's rows at this version, when it holds them
         lexicon = held.lexicon.ready() if held is not None and held.version == version else None
         if held is not None and held.rows is not None and lexicon is not None:
             rows, vectors = held.rows, np.asarray(held.vectors)
@@ -278,20 +320,25 @@ class ChunkStore(ChunkTable):
     def replace(self, paths: list[str], rows: pa.Table | None) -> None:
         """One delete of every row of `paths`, then one add of `rows`."""
         self._require_writable()
-        with self._writing, self._cache.lock, private_files():
-            held, before = self._cache.snapshot, int(self.table.version)
-            if paths:
-                self.table.delete(sql_in("path", paths))
-            if rows is not None and rows.num_rows:
-                self.table.add(rows)
-            self._cache.forget()
-            # The rows held in memory follow the write rather than being read again: under a stream
-            # of writes, searches keep their copy and postings (docs/search.md#bm25-from-memory).
-            if held is not None and held.version == before:
+        with self._writing, private_files():
+            before = int(self.table.version)
+            # Searches meanwhile answer from the rows held for `before`, neither waiting for the
+            # commits nor dropping what they hold (ReadCache.changing).
+            with self._cache.changing(before):
+                held = self._cache.snapshot
+                if paths:
+                    self.table.delete(sql_in("path", paths))
+                if rows is not None and rows.num_rows:
+                    self.table.add(rows)
                 version = int(self.table.version)
-                updated = held.updated(paths, rows, version)
-                if updated is not None and updated.columns.num_rows < VECTOR_INDEX_MIN_ROWS:
-                    self._cache.keep_written(updated, version)
+                # The rows held in memory follow the write rather than being read again: under a
+                # stream of writes, searches keep their copy and postings (docs/search.md#bm25-from-memory).
+                updated = None
+                if held is not None and held.version == before:
+                    updated = held.updated(paths, rows, version)
+                    if updated is not None and updated.columns.num_rows >= VECTOR_INDEX_MIN_ROWS:
+                        updated = None
+                self._cache.written(updated, version)
 
     def delete_all(self) -> None:
         self._require_writable()
@@ -307,9 +354,11 @@ class ChunkStore(ChunkTable):
         self._require_writable()
         with self._writing, private_files():
             before = int(self.table.version)
-            self.table.optimize(cleanup_older_than=self.keep_versions_for)
-            after = int(self.table.version)
-            self._cache.restamp(before, after)  # the same rows: what is held and on disk still holds
+            # The versions the optimise makes hold the same rows: searches keep what they hold.
+            with self._cache.changing(before):
+                self.table.optimize(cleanup_older_than=self.keep_versions_for)
+                after = int(self.table.version)
+                self._cache.restamp(before, after)  # what is held and on disk still holds
             repoint(self.location.data_dir, self.lance_dir, before, after)
             if self.location.remote:
                 try:

@@ -27,7 +27,7 @@ from ragdown.documents.paths import escaped, shown
 from ragdown.errors import Refusal
 from ragdown.indexing.compaction import Compaction
 from ragdown.indexing.embedders.base import Embedder
-from ragdown.indexing.listing import FileStat, markdown_listing
+from ragdown.indexing.listing import FileStat, Listing, listing_of, markdown_listing
 from ragdown.indexing.rows import PendingFile, build_rows
 from ragdown.indexing.schema import FileState
 from ragdown.indexing.store import ChunkStore
@@ -203,6 +203,7 @@ class Syncer:
         self._follow_up: Future[SyncReport] | None = None
         self._follow_up_full = False
         self._follow_up_progress: ProgressCallback | None = None
+        self._follow_up_paths: set[str] | None = None
         self._current: _Run | None = None
         # Of whichever table is being written now (`store` moves to a rebuild's new table).
         self.compaction = Compaction(lambda: self.store.compact())
@@ -223,32 +224,48 @@ class Syncer:
         run = self._current
         return None if run is None else (run.files_done, run.total)
 
-    def sync(self, full: bool = False, progress: ProgressCallback | None = None) -> SyncReport:
+    def sync(
+        self, full: bool = False, progress: ProgressCallback | None = None, *, paths: list[str] | None = None
+    ) -> SyncReport:
         """Run a sync (or join the pending follow-up) and wait for its report."""
-        return self.request(full, progress).result()
+        return self.request(full, progress, paths=paths).result()
 
-    def request(self, full: bool = False, progress: ProgressCallback | None = None) -> Future[SyncReport]:
-        """Start a sync now, or share the single follow-up that starts when the running one ends."""
+    def request(
+        self, full: bool = False, progress: ProgressCallback | None = None, *, paths: list[str] | None = None
+    ) -> Future[SyncReport]:
+        """Start a sync now, or share the single follow-up that starts when the running one ends.
+        `paths`: only these root-relative files changed (a write through ragdown's own calls), so
+        only they are looked at; None looks at every file. A follow-up shared by several callers
+        looks at the union of their paths, or at every file if any of them asked for that."""
+        wanted = None if full or paths is None else set(paths)
         with self._lock:
             if self._running is None:
                 future: Future[SyncReport] = Future()
                 self._running = future
-                threading.Thread(
-                    target=self._drive, args=(future, full, progress), name="ragdown-sync", daemon=True
-                ).start()
+                arguments = (future, full, progress, wanted)
+                threading.Thread(target=self._drive, args=arguments, name="ragdown-sync", daemon=True).start()
                 return future
             if self._follow_up is None:
                 self._follow_up = Future()
                 self._follow_up_full = full
                 self._follow_up_progress = progress
+                self._follow_up_paths = wanted
             else:
                 self._follow_up_full = self._follow_up_full or full
+                known = self._follow_up_paths
+                self._follow_up_paths = None if known is None or wanted is None else known | wanted
             return self._follow_up
 
-    def _drive(self, future: Future[SyncReport], full: bool, progress: ProgressCallback | None) -> None:
+    def _drive(
+        self,
+        future: Future[SyncReport],
+        full: bool,
+        progress: ProgressCallback | None,
+        paths: set[str] | None,
+    ) -> None:
         while True:
             try:
-                future.set_result(self._run(full, progress))
+                future.set_result(self._run(full, progress, paths))
             except BaseException as error:
                 log.exception("sync failed")
                 future.set_exception(error)
@@ -259,13 +276,25 @@ class Syncer:
                     self._running = None
                     return
                 future, full, progress = self._follow_up, self._follow_up_full, self._follow_up_progress
+                paths = self._follow_up_paths
                 self._follow_up, self._running = None, future
 
-    def _run(self, full: bool, progress: ProgressCallback | None) -> SyncReport:
+    def _states(self, paths: set[str] | None) -> tuple[dict[str, FileState], Listing]:
+        """What the index knows and what is on disk: of `paths` alone when they are files both in
+        the index and on disk (docs/design.md#sync), else of every file (a walk and a read of every
+        file's state)."""
+        if paths is not None and not self.store.building:
+            chosen = sorted(paths)
+            listing = listing_of(self.root, chosen, folders_only=self.folders_only)
+            indexed = self.store.files_at(chosen) if listing is not None else None
+            if listing is not None and indexed is not None:
+                return indexed, listing
+        return self.store.files(), markdown_listing(self.root, folders_only=self.folders_only)
+
+    def _run(self, full: bool, progress: ProgressCallback | None, paths: set[str] | None) -> SyncReport:
         if full:
             self.store.delete_all()
-        indexed = self.store.files()
-        listing = markdown_listing(self.root, folders_only=self.folders_only)
+        indexed, listing = self._states(None if full else paths)
         on_disk = listing.files
         run = _Run(self, len(on_disk), progress)
         self._current = run

@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from ragdown.documents.chunks import embedding_text
 from ragdown.indexing.derived import vector_matrix
-from ragdown.indexing.schema import sql_in
 from ragdown.indexing.store import ChunkStore
 
 _COLUMNS = ["title", "heading", "text", "vector"]
@@ -55,7 +54,7 @@ class VectorCache:
         wanted = sorted(set(paths) - self._scanned)
         self._scanned.update(wanted)
         for start in range(0, len(wanted), _PATHS_PER_SCAN):
-            self._add(store.chunks(_COLUMNS, sql_in("path", wanted[start : start + _PATHS_PER_SCAN])))
+            self._add(store.chunks_of(wanted[start : start + _PATHS_PER_SCAN], _COLUMNS))
 
     def _add(self, rows: pa.Table) -> None:
         if rows.num_rows == 0:

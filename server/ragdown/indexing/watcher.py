@@ -13,6 +13,9 @@ from ragdown.documents.paths import is_markdown
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.75
+# Under changes that never pause for DEBOUNCE_S (an agent writing several times a second), a sync
+# all the same once the first change waiting is this old: a person's edit beside them is indexed.
+MAX_DELAY_S = 5.0
 POLL_INTERVAL_S = 60.0
 # A watch that ran this long before it failed was working: it failed on one batch of events (the
 # watcher cannot report a name that is not UTF-8), so it starts again at once.
@@ -33,8 +36,9 @@ def wants_sync(root: Path, changed: str) -> bool:
 
 
 class FolderWatcher:
-    """Calls `on_change` 750 ms after the last relevant event; while watching fails, at each try to
-    watch again (docs/design.md#watcher)."""
+    """Calls `on_change` 750 ms after the last relevant event, or 5 s after the first one waiting
+    under events that never pause; while watching fails, at each try to watch again
+    (docs/design.md#watcher)."""
 
     def __init__(
         self,
@@ -43,10 +47,13 @@ class FolderWatcher:
         *,
         debounce_s: float = DEBOUNCE_S,
         poll_interval_s: float = POLL_INTERVAL_S,
+        max_delay_s: float = MAX_DELAY_S,
     ) -> None:
         self.root = root.resolve()
         self.on_change = on_change
         self.debounce_s = debounce_s
+        self.max_delay_s = max_delay_s
+        self._first_waiting: float | None = None  # monotonic time of the oldest change not synced
         self.poll_interval_s = poll_interval_s
         self.polling = False
         self._stop = threading.Event()
@@ -68,11 +75,17 @@ class FolderWatcher:
         with self._timer_lock:
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = threading.Timer(self.debounce_s, self._fire)
+            now = time.monotonic()
+            if self._first_waiting is None:
+                self._first_waiting = now
+            delay = min(self.debounce_s, max(0.0, self._first_waiting + self.max_delay_s - now))
+            self._timer = threading.Timer(delay, self._fire)
             self._timer.daemon = True
             self._timer.start()
 
     def _fire(self) -> None:
+        with self._timer_lock:
+            self._first_waiting = None
         if self._stop.is_set():
             return
         try:

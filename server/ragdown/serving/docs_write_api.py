@@ -47,9 +47,10 @@ async def move_body(request: Request) -> MoveBody:
     return body_of(MoveBody, await read_json_body(request))
 
 
-def synced(engine: Engine) -> bool:
-    """Index the change just written; False when that failed (it is on disk all the same)."""
-    return indexed(place_of(engine, "")) == ""
+def synced(engine: Engine, changed: list[str]) -> bool:
+    """Index the change just written to `changed` (docs-dir-relative); False when that failed (it is
+    on disk all the same)."""
+    return indexed(place_of(engine, ""), changed) == ""
 
 
 def saved_json(engine: Engine, body: SaveBody) -> tuple[int, dict[str, Any]]:
@@ -67,7 +68,7 @@ def saved_json(engine: Engine, body: SaveBody) -> tuple[int, dict[str, Any]]:
         "path": f"{folder}/{result.path}",
         "hash": result.hash,
         "created": result.created,
-        "indexed": synced(engine),
+        "indexed": synced(engine, [f"{folder}/{result.path}"]),
     }
     return (201 if result.created else 200), answer
 
@@ -79,7 +80,7 @@ def deleted_json(engine: Engine, path: str, base_hash: str | None) -> dict[str, 
     root = Root(engine.docs_dir, (folder,))
     removed = delete_document(root, inside, base_hash=base_hash, display_path=f"{folder}/{inside}")
     files.remove_empty_parents(root, removed.split("/")[:-1])
-    return {"path": f"{folder}/{removed}", "indexed": synced(engine)}
+    return {"path": f"{folder}/{removed}", "indexed": synced(engine, [f"{folder}/{removed}"])}
 
 
 def moved_json(engine: Engine, body: MoveBody) -> dict[str, Any]:

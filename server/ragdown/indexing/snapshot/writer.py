@@ -30,7 +30,7 @@ class SnapshotWriter:
 
     def request(self) -> Future[None]:
         with self._lock:
-            if self._running is not None and not self._running.done():
+            if self._running is not None:  # cleared by `_run`, under the lock, as it gives up
                 self._again = True
                 return self._running
             self._running = _WRITES.submit(self._run)
@@ -55,5 +55,8 @@ class SnapshotWriter:
                 log.exception("could not write the search snapshot")
             with self._lock:
                 if not self._again:
+                    # A request from now on starts another run: one made after this check but before
+                    # the future is done would otherwise be lost.
+                    self._running = None
                     return
             self._hurry.wait(max(0.0, started + self._every_s - time.monotonic()))
