@@ -71,3 +71,54 @@ def test_the_tool_says_full_reuses_vectors() -> None:
     description = folder_tools.ragdown_reindex.__doc__ or ""
     assert "re-embed everything" not in description
     assert "reusing the vectors" in description
+
+
+def test_after_a_chunker_change_the_old_index_answers_and_gives_its_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release with another chunker rebuilds beside the old index: meanwhile the old one answers
+    searches, and every text the new chunker cuts the same takes its old vector."""
+    from ragdown.indexing import meta
+
+    folder = docs(tmp_path)
+    first = open_engine(folder, tmp_path / "data", HashEmbedder())
+    try:
+        built = first.sync()
+    finally:
+        first.close()
+    monkeypatch.setattr(meta, "CHUNKER_VERSION", meta.CHUNKER_VERSION + 1)
+    second = open_engine(folder, tmp_path / "data", HashEmbedder())
+    try:
+        assert second.store.building
+        assert second.recall("restart service 1", 1)[0].path == "note-1.md"  # the old index answers
+        report = second.sync()
+        assert second.store.meta.chunker_version == meta.CHUNKER_VERSION
+    finally:
+        second.close()
+    assert report.chunks == built.chunks
+    assert report.reused == report.chunks
+
+
+def test_a_rebuild_no_old_index_can_serve_answers_searches_with_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another table layout: the old index is not read, and a search before the first batch finds
+    nothing rather than failing."""
+    from ragdown.indexing import active, meta
+
+    folder = docs(tmp_path)
+    first = open_engine(folder, tmp_path / "data", HashEmbedder())
+    try:
+        first.sync()
+    finally:
+        first.close()
+    monkeypatch.setattr(meta, "INDEX_VERSION", meta.INDEX_VERSION + 1)
+    monkeypatch.setattr(active, "INDEX_VERSION", meta.INDEX_VERSION)
+    second = open_engine(folder, tmp_path / "data", HashEmbedder())
+    try:
+        assert second.store.building
+        assert second.recall("restart service 1", 1) == []
+        second.sync()
+        assert second.recall("restart service 1", 1)[0].path == "note-1.md"
+    finally:
+        second.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 from ragdown.errors import EmbedderError, IndexNotReadyError
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.index_location import IndexLocation
-from ragdown.indexing.meta import IndexMeta, current_meta, rebuild_reason
+from ragdown.indexing.meta import INDEX_VERSION, IndexMeta, current_meta, rebuild_reason
 from ragdown.indexing.store import ChunkStore
 
 log = logging.getLogger(__name__)
@@ -94,11 +94,19 @@ class ActiveIndex:
         previous = self.store.previous
         if not self.store.building or previous is None:
             return None
+        if previous.index_version != INDEX_VERSION:  # columns this release may not read
+            return None
         name = previous.source or previous.embedder
         try:
             same = previous.embedder == self.embedder.name
             embedder = self.embedder if same else create_embedder(name, threads=self.threads)
-            return self._open(meta_for(embedder, name), writable=False), embedder
+            if (embedder.name, embedder.dim) != (previous.embedder, previous.dim):
+                if embedder is not self.embedder:
+                    embedder.close()
+                return None  # the model by that name is not the one that built it
+            # Opened as it was recorded: a table another chunker cut still answers searches, and its
+            # vectors are still the model's for each text (docs/design.md#embedding-cache).
+            return self._open(previous, writable=False), embedder
         except (IndexNotReadyError, EmbedderError) as error:
             log.warning("the previous index cannot serve during the rebuild (%s)", error)
             return None

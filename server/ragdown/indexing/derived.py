@@ -14,7 +14,11 @@ from ragdown.indexing.schema import FileState
 
 def vector_matrix(rows: pa.Table) -> np.ndarray:
     """The `vector` column as one contiguous float32 matrix, a row per row."""
-    column = rows.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    vectors = rows.column("vector")
+    if rows.num_rows == 0:  # an empty table (a rebuild's, before its first batch): no width to infer
+        width = vectors.type.list_size if isinstance(vectors.type, pa.FixedSizeListType) else 0
+        return np.zeros((0, max(width, 0)), dtype=np.float32)
+    column = vectors.combine_chunks().flatten().to_numpy(zero_copy_only=False)
     return np.ascontiguousarray(column, dtype=np.float32).reshape(rows.num_rows, -1)
 
 
