@@ -380,12 +380,16 @@ def test_past_the_in_memory_bound_the_snapshot_is_looked_for_once_per_version(
     for _ in range(5):
         assert engine.store.vector_snapshot(["id"]) is None
         assert engine.recall("restore the database", 3)
-    assert len(looked) == 1
+    assert looked  # looked for, then remembered for that version (a compaction may add one)
+    assert len(looked) == len(set(looked))
+    seen = len(looked)
     write("guide/late.md", "# Late\nWritten past the bound.")
     engine.sync()
     for _ in range(3):
         assert engine.store.vector_snapshot(["id"]) is None
-    assert looked[1:] == [int(engine.store.table.version)]  # once more, for the new version
+    # Once more for the new version (a search during the write may have read one in between).
+    assert int(engine.store.table.version) in looked[seen:]
+    assert len(looked) == len(set(looked))
 
 
 @pytest.mark.parametrize("constant", ["CHUNKER_VERSION", "INDEX_VERSION"])
