@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from ragdown.engine import Engine
 from ragdown.engine.snapshot_engine import SnapshotEngine
+from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.serving.deferred import DeferredEngine
 from ragdown.settings import ServerSettings
@@ -28,11 +30,13 @@ DOCS = {
     "ops/on-call.md": "# On-call\nThe rota changes on Mondays.\n\n## Paging\nPage the secondary.",
     "guide/rust.md": "# Errors\nUse Result and the ? operator instead of panicking.",
 }
-# Runs `ragdown search` in this process and says afterwards whether LanceDB was imported.
+# Runs `ragdown search` in this process and says afterwards whether LanceDB (or ragdown's store over
+# it) was imported.
 PROBE = (
     "import sys\nfrom ragdown.cli import main\n"
     "try:\n    code = main(sys.argv[1:])\nfinally:\n"
-    "    print('LANCEDB' if 'lancedb' in sys.modules else 'NO-LANCEDB', file=sys.stderr)\n"
+    "    index = any(m in sys.modules for m in ('lancedb', 'ragdown.indexing.store'))\n"
+    "    print('LANCEDB' if index else 'NO-LANCEDB', file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
@@ -88,8 +92,13 @@ def test_a_snapshot_engine_searches_as_the_engine_does(
     settings = ServerSettings()
     snapshot = SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", settings)
     assert snapshot is not None
+    loading: Future[tuple[Embedder, str]] = Future()
+    loading.set_result((engine.embedder, "hash"))  # as `load_beside` hands it over
+    from_future = SnapshotEngine.open(docs, data_dir, loading, "", settings)
+    assert from_future is not None
     for query in ("restore the dump", "who is paged", "panicking"):
         assert snapshot.search(query, 3) == engine.search(query, 3)
+        assert from_future.search(query, 3) == engine.search(query, 3)
     # Not for another model, nor when following links (which reads the table), nor off this disk.
     assert SnapshotEngine.open(docs, data_dir, HashEmbedder(dim=64), "hash", settings) is None
     linking = ServerSettings(follow_links=2)

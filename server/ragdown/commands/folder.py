@@ -129,10 +129,10 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     if args.query is not None and not args.query.strip():
         raise CliError("the query is empty; pass the words to search for")
     batch = read_queries(args.queries) if args.queries is not None else None
+    engine = open_for_search(args, settings)
     from ragdown.search.filters import SearchFilters
 
     filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
-    engine = open_for_search(args, settings)
     try:
         if batch is None:
             hits = engine.recall(args.query, args.top_k, filters, kind="cli")
@@ -150,16 +150,18 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 def open_for_search(args: argparse.Namespace, settings: ServerSettings) -> Engine | SnapshotEngine:
     """The search snapshot when it answers for the index as it is (docs/design.md#search-snapshot),
-    else the index itself, indexed first when empty."""
-    from ragdown.engine import load_embedder
-    from ragdown.engine.snapshot_engine import SnapshotEngine
+    else the index itself, indexed first when empty. The model loads on a thread of its own from the
+    start, beside the imports of the search and the snapshot's mapping (docs/design.md#start-up)."""
+    from ragdown.indexing.embedder_loading import load_beside
 
     docs, data_dir, wanted = folder_args(args, settings)
-    embedder, name = load_embedder(data_dir, wanted, settings.threads, settings)
-    snapshot = SnapshotEngine.open(docs, data_dir, embedder, name, settings)
+    loading = load_beside(data_dir, wanted, settings)
+    from ragdown.engine.snapshot_engine import SnapshotEngine
+
+    snapshot = SnapshotEngine.open(docs, data_dir, loading, "", settings)
     if snapshot is not None:
         return snapshot
-    engine = open_engine(args, settings, loaded=(embedder, name))
+    engine = open_engine(args, settings, loaded=loading.result())
     if engine.is_empty():
         sync_with_progress(engine)
     return engine
