@@ -48,6 +48,16 @@ def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
     assert loaded_after(script, HEAVY) == dict.fromkeys(HEAVY, False)
 
 
+SCORING = ["ragdown.evaluation.command", "ragdown.evaluation.golden", "ragdown.evaluation.run"]
+
+
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
+def test_the_parser_takes_evals_options_without_its_scoring() -> None:
+    """Every command builds the whole parser: `eval`'s options come without the modules that score."""
+    script = "from ragdown.cli import build_parser\nbuild_parser()"
+    assert loaded_after(script, SCORING) == dict.fromkeys(SCORING, False)
+
+
 # The index's own modules: a search answered from the snapshot imports none of them.
 INDEX_PARTS = [
     "lancedb",

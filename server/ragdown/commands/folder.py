@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.errors import CliError
-from ragdown.evaluation.command import HELP as EVAL_HELP
-from ragdown.evaluation.command import add_eval_arguments, run_eval
-from ragdown.evaluation.draft_command import add_draft_arguments, refuse_draft_options, run_draft
+from ragdown.evaluation.options import HELP as EVAL_HELP
+from ragdown.evaluation.options import add_draft_arguments, add_eval_arguments
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.settings import ServerSettings
 
@@ -168,6 +167,9 @@ def open_for_search(args: argparse.Namespace, settings: ServerSettings) -> Engin
 
 
 def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
+    from ragdown.evaluation.command import run_eval
+    from ragdown.evaluation.draft_command import refuse_draft_options, run_draft
+
     if args.draft_from_log:
         return run_draft(args, settings, lambda: open_engine(args, settings), sync_with_progress)
     refuse_draft_options(args)
