@@ -83,6 +83,39 @@ def test_a_one_shot_search_answers_from_the_snapshot_without_lancedb(tmp_path: P
         assert [h[2] for h in from_snapshot] == pytest.approx([h[2] for h in from_table], rel=1e-6)
 
 
+# `ragdown search` as the program itself (`main()` without arguments, as the console script calls it),
+# saying whether the interpreter's teardown ran (an exit handler does, then).
+AS_PROGRAM = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\n"
+    "from ragdown.cli import main\nsys.exit(main())\n"
+)
+
+
+@pytest.mark.slow
+def test_a_search_from_the_snapshot_ends_without_the_teardown(tmp_path: Path) -> None:
+    """Answered from the snapshot, nothing is left to finish: the process ends once its output is
+    flushed (docs/design.md#start-up). Answered by the index, it ends as any program does."""
+    docs, data_dir = indexed_folder(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = ["search", str(docs), "restore the dump", "--data-dir", str(data_dir), "--top-k", "3"]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", AS_PROGRAM, *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+    at_once = run()
+    assert at_once.returncode == 0, at_once.stderr
+    assert "TEARDOWN" not in at_once.stderr
+    assert json.loads(at_once.stdout)["hits"][0]["path"] == "ops/postgres.md"  # all of it written
+    shutil.move(data_dir / "snapshot", tmp_path / "kept")
+    by_the_index = run()
+    assert by_the_index.returncode == 0, by_the_index.stderr
+    assert "TEARDOWN" in by_the_index.stderr
+    found = [(h["path"], h["heading"]) for h in json.loads(by_the_index.stdout)["hits"]]
+    assert found == [(h["path"], h["heading"]) for h in json.loads(at_once.stdout)["hits"]]
+
+
 def test_a_snapshot_engine_searches_as_the_engine_does(
     make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
 ) -> None:

@@ -129,7 +129,11 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
         raise CliError("the query is empty; pass the words to search for")
     batch = read_queries(args.queries) if args.queries is not None else None
     engine = open_for_search(args, settings)
+    from ragdown.engine.snapshot_engine import SnapshotEngine
     from ragdown.search.filters import SearchFilters
+
+    # Answered from the snapshot, nothing is written and nothing runs on: the process may end at once.
+    args.exit_at_once = isinstance(engine, SnapshotEngine)
 
     filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
     try:
