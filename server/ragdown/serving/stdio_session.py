@@ -4,7 +4,6 @@ the SDK is imported."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -35,18 +34,11 @@ def stdio_engine(
     loaded: list[tuple[Embedder, str]] = []
 
     def early() -> SnapshotEngine | None:
-        from ragdown.indexing.embedder_loading import load_beside
+        from ragdown.engine import load_embedder
+        from ragdown.engine.snapshot_engine import SnapshotEngine
 
-        # The model loads on a thread of its own while this one imports the search and maps the
-        # snapshot, as a one-shot search does (docs/design.md#start-up).
-        loading = load_beside(data_dir, embedder, settings)
-        try:
-            from ragdown.engine.snapshot_engine import SnapshotEngine
-
-            snapshot = SnapshotEngine.open(docs, data_dir, loading, "", settings)
-        finally:
-            with contextlib.suppress(Exception):  # else the index's load reports it, with what was set
-                loaded.append(loading.result())
+        loaded.append(load_embedder(data_dir, embedder, settings.threads, settings))
+        snapshot = SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
         if snapshot is not None:
             snapshot.searcher.warm()  # the model's session, before the first call needs it
         return snapshot
