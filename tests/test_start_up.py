@@ -39,9 +39,47 @@ def test_the_stdio_handshake_needs_none_of_the_engines_stack() -> None:
         "from ragdown.folders.scope import Scope\n"
         "from ragdown.serving.deferred import DeferredEngine\n"
         "from ragdown.serving.tools import Endpoint, build_server\n"
-        "build_server(Endpoint(engine=None, scope=Scope(), name='n', title='t', local=True))"
+        "build_server(Endpoint(engine=None, scope=Scope(), name='n', title='t', local=True))\n"
+        # The embedder's name is checked before the answer: numpy comes with the embedder, not its name.
+        "from ragdown.indexing.embedders.registry import check_embedder_name\n"
+        "check_embedder_name('minilm')\n"
+        "from ragdown.serving.stdio_session import stdio_engine, serve_stdio"
     )
     assert loaded_after(script, HEAVY) == dict.fromkeys(HEAVY, False)
+
+
+SCORING = ["ragdown.evaluation.command", "ragdown.evaluation.golden", "ragdown.evaluation.run"]
+
+
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
+def test_the_parser_takes_evals_options_without_its_scoring() -> None:
+    """Every command builds the whole parser: `eval`'s options come without the modules that score."""
+    script = "from ragdown.cli import build_parser\nbuild_parser()"
+    assert loaded_after(script, SCORING) == dict.fromkeys(SCORING, False)
+
+
+# The index's own modules: a search answered from the snapshot imports none of them.
+INDEX_PARTS = [
+    "lancedb",
+    "ragdown.indexing.store",
+    "ragdown.indexing.sync",
+    "ragdown.indexing.watcher",
+    "ragdown.engine.lifecycle",
+    "ragdown.catalog",
+]
+
+
+@pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier
+def test_a_search_from_the_snapshot_imports_none_of_the_index() -> None:
+    """What `ragdown search` imports to answer from the snapshot (docs/design.md#start-up): the
+    search, the snapshot and the embedder's loading, not the store, the syncer or the lifecycle."""
+    script = (
+        "from ragdown import cli\n"
+        "from ragdown.engine import Engine, index_location, load_embedder\n"
+        "from ragdown.engine.snapshot_engine import SnapshotEngine\n"
+        "from ragdown.indexing.embedder_loading import load_beside\n"
+    )
+    assert loaded_after(script, INDEX_PARTS) == dict.fromkeys(INDEX_PARTS, False)
 
 
 @pytest.mark.slow  # a real process (or the real S3 API) for seconds: the slow tier

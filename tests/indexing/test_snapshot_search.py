@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from ragdown.engine import Engine
 from ragdown.engine.snapshot_engine import SnapshotEngine
+from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.embedders.hashing import HashEmbedder
 from ragdown.serving.deferred import DeferredEngine
 from ragdown.settings import ServerSettings
@@ -28,11 +30,13 @@ DOCS = {
     "ops/on-call.md": "# On-call\nThe rota changes on Mondays.\n\n## Paging\nPage the secondary.",
     "guide/rust.md": "# Errors\nUse Result and the ? operator instead of panicking.",
 }
-# Runs `ragdown search` in this process and says afterwards whether LanceDB was imported.
+# Runs `ragdown search` in this process and says afterwards whether LanceDB (or ragdown's store over
+# it) was imported.
 PROBE = (
     "import sys\nfrom ragdown.cli import main\n"
     "try:\n    code = main(sys.argv[1:])\nfinally:\n"
-    "    print('LANCEDB' if 'lancedb' in sys.modules else 'NO-LANCEDB', file=sys.stderr)\n"
+    "    index = any(m in sys.modules for m in ('lancedb', 'ragdown.indexing.store'))\n"
+    "    print('LANCEDB' if index else 'NO-LANCEDB', file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
@@ -79,6 +83,39 @@ def test_a_one_shot_search_answers_from_the_snapshot_without_lancedb(tmp_path: P
         assert [h[2] for h in from_snapshot] == pytest.approx([h[2] for h in from_table], rel=1e-6)
 
 
+# `ragdown search` as the program itself (`main()` without arguments, as the console script calls it),
+# saying whether the interpreter's teardown ran (an exit handler does, then).
+AS_PROGRAM = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: print('TEARDOWN', file=sys.stderr))\n"
+    "from ragdown.cli import main\nsys.exit(main())\n"
+)
+
+
+@pytest.mark.slow
+def test_a_search_from_the_snapshot_ends_without_the_teardown(tmp_path: Path) -> None:
+    """Answered from the snapshot, nothing is left to finish: the process ends once its output is
+    flushed (docs/design.md#start-up). Answered by the index, it ends as any program does."""
+    docs, data_dir = indexed_folder(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    args = ["search", str(docs), "restore the dump", "--data-dir", str(data_dir), "--top-k", "3"]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", AS_PROGRAM, *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+    at_once = run()
+    assert at_once.returncode == 0, at_once.stderr
+    assert "TEARDOWN" not in at_once.stderr
+    assert json.loads(at_once.stdout)["hits"][0]["path"] == "ops/postgres.md"  # all of it written
+    shutil.move(data_dir / "snapshot", tmp_path / "kept")
+    by_the_index = run()
+    assert by_the_index.returncode == 0, by_the_index.stderr
+    assert "TEARDOWN" in by_the_index.stderr
+    found = [(h["path"], h["heading"]) for h in json.loads(by_the_index.stdout)["hits"]]
+    assert found == [(h["path"], h["heading"]) for h in json.loads(at_once.stdout)["hits"]]
+
+
 def test_a_snapshot_engine_searches_as_the_engine_does(
     make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
 ) -> None:
@@ -88,8 +125,13 @@ def test_a_snapshot_engine_searches_as_the_engine_does(
     settings = ServerSettings()
     snapshot = SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", settings)
     assert snapshot is not None
+    loading: Future[tuple[Embedder, str]] = Future()
+    loading.set_result((engine.embedder, "hash"))  # as `load_beside` hands it over
+    from_future = SnapshotEngine.open(docs, data_dir, loading, "", settings)
+    assert from_future is not None
     for query in ("restore the dump", "who is paged", "panicking"):
         assert snapshot.search(query, 3) == engine.search(query, 3)
+        assert from_future.search(query, 3) == engine.search(query, 3)
     # Not for another model, nor when following links (which reads the table), nor off this disk.
     assert SnapshotEngine.open(docs, data_dir, HashEmbedder(dim=64), "hash", settings) is None
     linking = ServerSettings(follow_links=2)

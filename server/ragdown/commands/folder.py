@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.errors import CliError
-from ragdown.evaluation.command import HELP as EVAL_HELP
-from ragdown.evaluation.command import add_eval_arguments, run_eval
-from ragdown.evaluation.draft_command import add_draft_arguments, refuse_draft_options, run_draft
+from ragdown.evaluation.options import HELP as EVAL_HELP
+from ragdown.evaluation.options import add_draft_arguments, add_eval_arguments
 from ragdown.search.hit_shapes import cli_hit_json
 from ragdown.settings import ServerSettings
 
@@ -134,10 +133,14 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
     if args.query is not None and not args.query.strip():
         raise CliError("the query is empty; pass the words to search for")
     batch = read_queries(args.queries) if args.queries is not None else None
+    engine = open_for_search(args, settings)
+    from ragdown.engine.snapshot_engine import SnapshotEngine
     from ragdown.search.filters import SearchFilters
 
+    # Answered from the snapshot, nothing is written and nothing runs on: the process may end at once.
+    args.exit_at_once = isinstance(engine, SnapshotEngine)
+
     filters = SearchFilters(path_prefix=args.path_prefix or "", tag=args.tag or "")
-    engine = open_for_search(args, settings)
     try:
         if batch is None:
             hits = engine.recall(args.query, args.top_k, filters, kind="cli")
@@ -155,23 +158,28 @@ def command_search(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 def open_for_search(args: argparse.Namespace, settings: ServerSettings) -> Engine | SnapshotEngine:
     """The search snapshot when it answers for the index as it is (docs/design.md#search-snapshot),
-    else the index itself, indexed first when empty."""
-    from ragdown.engine import load_embedder
-    from ragdown.engine.snapshot_engine import SnapshotEngine
+    else the index itself, indexed first when empty. The model loads on a thread of its own from the
+    start, beside the imports of the search and the snapshot's mapping (docs/design.md#start-up)."""
+    from ragdown.indexing.embedder_loading import load_beside
 
     checked = folder_args(args, settings)
     docs, data_dir, wanted = checked
-    embedder, name = load_embedder(data_dir, wanted, settings.threads, settings)
-    snapshot = SnapshotEngine.open(docs, data_dir, embedder, name, settings)
+    loading = load_beside(data_dir, wanted, settings)
+    from ragdown.engine.snapshot_engine import SnapshotEngine
+
+    snapshot = SnapshotEngine.open(docs, data_dir, loading, "", settings)
     if snapshot is not None:
         return snapshot
-    engine = open_engine(args, settings, loaded=(embedder, name), checked=checked)
+    engine = open_engine(args, settings, loaded=loading.result(), checked=checked)
     if engine.is_empty():
         sync_with_progress(engine)
     return engine
 
 
 def command_eval(args: argparse.Namespace, settings: ServerSettings) -> int:
+    from ragdown.evaluation.command import run_eval
+    from ragdown.evaluation.draft_command import refuse_draft_options, run_draft
+
     if args.draft_from_log:
         return run_draft(args, settings, lambda: open_engine(args, settings), sync_with_progress)
     refuse_draft_options(args)

@@ -9,8 +9,8 @@ from ragdown.bounds import DEFAULT_EMBEDDER
 from ragdown.doctor.report import Check, fail, first_few, ok, warn
 from ragdown.doctor.scan import Scan
 from ragdown.doctor.target import Target
-from ragdown.engine.lifecycle import index_location
 from ragdown.errors import RagdownError
+from ragdown.indexing.index_location import index_location
 from ragdown.indexing.meta import IndexMeta, current_meta, rebuild_reason
 from ragdown.indexing.schema import FileState
 from ragdown.indexing.store import ChunkStore

@@ -10,35 +10,29 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragdown.catalog import DocEntry, DocRead
-from ragdown.engine.lifecycle import IndexLifecycle, index_location, keep_private
-from ragdown.engine.reader import DocumentReader
 from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
-from ragdown.engine.sync_loop import SyncLoop
 from ragdown.folders.dir_checks import check_data_dir, check_docs_dir
-from ragdown.folders.scope import Scope
-from ragdown.hook.session_memory import SessionMemory
-from ragdown.indexing.active import recorded_embedder
-from ragdown.indexing.embedders import Embedder, create_embedder
-from ragdown.indexing.store import ChunkStore
-from ragdown.indexing.sync import ProgressCallback, SyncReport
-from ragdown.indexing.watcher import FolderWatcher
-from ragdown.search.policy import SearchPolicy
-from ragdown.search.query_log import QueryLog
+from ragdown.indexing.embedder_loading import load_embedder
+from ragdown.indexing.index_location import index_location
 from ragdown.settings import ServerSettings
 
+# The index's own parts (LanceDB's store, the syncer, the watcher, the catalog) are imported when an
+# engine opens: a search answered from the snapshot never needs them (docs/design.md#start-up).
+if TYPE_CHECKING:
+    from ragdown.catalog import DocEntry, DocRead
+    from ragdown.folders.scope import Scope
+    from ragdown.hook.session_memory import SessionMemory
+    from ragdown.indexing.embedders import Embedder
+    from ragdown.indexing.store import ChunkStore
+    from ragdown.indexing.sync import ProgressCallback, SyncReport
+    from ragdown.indexing.watcher import FolderWatcher
+    from ragdown.search.policy import SearchPolicy
+    from ragdown.search.query_log import QueryLog
+
 __all__ = ["Engine", "index_location", "load_embedder"]
-
-
-def load_embedder(
-    data_dir: Path, name: str | None, threads: int | None, settings: ServerSettings | None
-) -> tuple[Embedder, str]:
-    """`name`, else the embedder the index was built with, else the default, loaded; and its name."""
-    chosen = name or recorded_embedder(index_location(data_dir, settings or ServerSettings())) or "minilm"
-    return create_embedder(chosen, threads=threads), chosen
 
 
 class Engine(SearchCalls):
@@ -62,6 +56,10 @@ class Engine(SearchCalls):
     ) -> None:
         """`settings` defaults to the environment's; `server_config` is the saved server settings
         file (`.ragdown-server.json`) whose `hook` sits between a folder's and the environment's."""
+        from ragdown.engine.lifecycle import IndexLifecycle, keep_private
+        from ragdown.engine.reader import DocumentReader
+        from ragdown.engine.sync_loop import SyncLoop
+
         self.docs_dir = check_docs_dir(docs_dir)
         self.data_dir = check_data_dir(data_dir, self.docs_dir)
         if writable:

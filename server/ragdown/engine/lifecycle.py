@@ -35,12 +35,6 @@ log = logging.getLogger(__name__)
 FULL_REINDEX_EVERY_S = 600.0
 
 
-def index_location(data_dir: Path, settings: ServerSettings) -> IndexLocation:
-    """Where the index lives: `RAGDOWN_INDEX_URI`, else the data dir
-    (docs/design.md#index-on-object-storage)."""
-    return IndexLocation(data_dir, settings.index_uri, settings.index_refresh_seconds)
-
-
 def keep_private(data_dir: Path) -> None:
     """The data dir and the index's files in it are the owner's only, those an older release left
     readable included (docs/security.md#tenants): it holds every folder's text."""

@@ -4,16 +4,22 @@ need neither LanceDB nor a scan of the table."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragdown.engine.lifecycle import index_location
 from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
-from ragdown.hook.session_memory import SessionMemory
 from ragdown.indexing.active import meta_for
-from ragdown.indexing.embedders import Embedder
+from ragdown.indexing.embedder_loading import Loaded
+from ragdown.indexing.index_location import index_location
+from ragdown.indexing.meta import rebuild_reason
 from ragdown.indexing.snapshot.store import SnapshotIndex, current_snapshot
 from ragdown.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from ragdown.hook.session_memory import SessionMemory
+    from ragdown.indexing.embedders import Embedder
 
 
 class SnapshotEngine(SearchCalls):
@@ -34,15 +40,24 @@ class SnapshotEngine(SearchCalls):
 
     @classmethod
     def open(
-        cls, docs_dir: Path, data_dir: Path, embedder: Embedder, source: str, settings: ServerSettings
+        cls,
+        docs_dir: Path,
+        data_dir: Path,
+        embedder: Embedder | Future[Loaded],
+        source: str,
+        settings: ServerSettings,
     ) -> SnapshotEngine | None:
         """None unless the index is on this disk, its snapshot answers for its newest version and was
-        built by `embedder`, and no setting asks for what only the table answers (following links)."""
+        built by `embedder`, and no setting asks for what only the table answers (following links).
+        `embedder` may still be loading (`embedder_loading.load_beside`, whose name then replaces
+        `source`): the snapshot is mapped meanwhile."""
         location = index_location(data_dir, settings)
         if location.remote or settings.follow_links > 0:
             return None
-        store = current_snapshot(location.data_dir, meta_for(embedder, source))
-        if store is None:
+        store = current_snapshot(location.data_dir)
+        if isinstance(embedder, Future):
+            embedder, source = embedder.result()
+        if store is None or rebuild_reason(store.meta, meta_for(embedder, source)) is not None:
             return None
         searcher = Searcher(
             SnapshotIndex(store, embedder),

@@ -12,40 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.errors import CliError
-from ragdown.evaluation.compare import MAX_TOP_K, CompareSettings, applied, changes, read_settings
-from ragdown.evaluation.golden import GOLDEN_NAME, GoldenLine, read_golden
+from ragdown.evaluation.compare import CompareSettings, applied, changes, read_settings
+from ragdown.evaluation.golden import GoldenLine, read_golden
+from ragdown.evaluation.options import BOUNDS, DEFAULT_TOP_K, GOLDEN_NAME, MAX_TOP_K
 from ragdown.evaluation.report import compare_table, result_json, table
-from ragdown.evaluation.run import DEFAULT_TOP_K, RunResult, check_targets, run_golden
+from ragdown.evaluation.run import RunResult, check_targets, run_golden
 
 if TYPE_CHECKING:
     from ragdown.engine import Engine
     from ragdown.settings import ServerSettings
-
-HELP = "Score DOCS's own questions (GOLDEN, default DOCS/.ragdown-golden.jsonl): hit@1, hit@5, MRR, nDCG@10."
-
-# --min-<name>: the metric it bounds, by the name tables print.
-BOUNDS = {"hit1": "hit@1", "hit5": "hit@5", "mrr": "MRR", "ndcg": "nDCG@10"}
-
-
-def add_eval_arguments(sub: argparse.ArgumentParser) -> None:
-    """The options after `ragdown eval DOCS` (the folder's own options come from cli.py)."""
-    sub.add_argument(
-        "golden", metavar="GOLDEN", nargs="?", help=f"the golden file (default: DOCS/{GOLDEN_NAME})"
-    )
-    sub.add_argument(
-        "--top-k", type=int, default=DEFAULT_TOP_K, help=f"hits per question, 1-{MAX_TOP_K} (default 10)"
-    )
-    sub.add_argument("--json", metavar="FILE", help="write the whole result as JSON to FILE (- for stdout)")
-    sub.add_argument(
-        "--compare", metavar="SETTINGS", help="run again under these search settings (a JSON object)"
-    )
-    sub.add_argument(
-        "--hook", action="store_true", help="score what the hook injects instead of the search's hits"
-    )
-    for name, metric in BOUNDS.items():
-        sub.add_argument(
-            f"--min-{name}", type=float, metavar="X", help=f"exit 1 when {metric} is below X (0-1)"
-        )
 
 
 def check_arguments(args: argparse.Namespace) -> None:

@@ -18,12 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragdown.bounds import HookOverrides
 from ragdown.errors import CliError
+from ragdown.evaluation.options import MAX_TOP_K
 
 if TYPE_CHECKING:
     from ragdown.engine import Engine
     from ragdown.evaluation.run import QuestionResult, RunResult
-
-MAX_TOP_K = 100  # as `ragdown search --top-k`
 
 # The keys of `SearchPolicy` a settings file may set (the rest of the file's keys are not policy).
 POLICY_KEYS = (

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ragdown.evaluation.golden import GoldenLine, format_golden
+from ragdown.evaluation.options import DEFAULT_LIMIT
 from ragdown.evaluation.targets import hit_targets, normalised
 
 if TYPE_CHECKING:  # the search stack loads LanceDB; a hit is only passed through here
@@ -25,7 +26,6 @@ from ragdown.search.usage import SEARCH_KINDS
 
 # Searches a person or agent asked: the server's kinds, and `ragdown search` with the log on.
 ASKED_KINDS = (*SEARCH_KINDS, "cli")
-DEFAULT_LIMIT = 50
 HASHED = "sha256:"  # a hook prompt logged without its words (RAGDOWN_QUERY_LOG_PROMPTS off)
 NOTE_HOOK = (
     "the hook found nothing to add for this prompt: confirm it is unanswerable, or put the right "

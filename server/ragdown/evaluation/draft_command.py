@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from ragdown.atomic import write_atomic
 from ragdown.errors import CliError
-from ragdown.evaluation.draft import DEFAULT_LIMIT, Gathered, draft, draft_text, gather
-from ragdown.evaluation.golden import GOLDEN_NAME, GoldenLine, read_golden
+from ragdown.evaluation.draft import Gathered, draft, draft_text, gather
+from ragdown.evaluation.golden import GoldenLine, read_golden
+from ragdown.evaluation.options import GOLDEN_NAME
 from ragdown.folders.dir_checks import default_data_dir
 from ragdown.search.query_log import LOG_NAME
 from ragdown.search.usage import events
@@ -22,27 +23,6 @@ if TYPE_CHECKING:  # the engine loads LanceDB: only once the options are checked
     from ragdown.engine import Engine
 
 MAX_LIMIT = 1000
-
-
-def add_draft_arguments(parser: argparse.ArgumentParser) -> None:
-    """`eval`'s options for a draft; GOLDEN, when given, is the set whose questions are skipped (the
-    folder's own golden file otherwise)."""
-    parser.add_argument(
-        "--draft-from-log",
-        action="store_true",
-        help="draft a golden file from the query log's searches of FOLDER (and the hook's prompts that "
-        "injected nothing) instead of scoring one",
-    )
-    parser.add_argument("--log", metavar="FILE", help="the query log (default: the server's, see docs)")
-    parser.add_argument(
-        "--log-folder", metavar="NAME", help="FOLDER's name in the log (default: FOLDER's own name)"
-    )
-    parser.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, help=f"lines at most (default {DEFAULT_LIMIT})"
-    )
-    parser.add_argument("--since", type=int, metavar="DAYS", help="only what was asked in the last DAYS days")
-    parser.add_argument("--out", metavar="FILE", help="write the draft here (default: stdout)")
-    parser.add_argument("--force", action="store_true", help="replace an existing --out FILE")
 
 
 def log_files(log: str | None, settings: ServerSettings, folder: Path, data_dir: Path) -> list[Path]:

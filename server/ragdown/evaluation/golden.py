@@ -21,10 +21,8 @@ from ragdown.atomic import write_atomic
 from ragdown.documents.chunks import BREADCRUMB_SEPARATOR
 from ragdown.documents.paths import check_path
 from ragdown.errors import BadRequestError, CliError
+from ragdown.evaluation.options import GOLDEN_NAME as GOLDEN_NAME
 from ragdown.search.policy import MAX_QUERY_CHARS
-
-# Beside `.ragdown.json`: a dot file, so never indexed, and it travels with the folder in git.
-GOLDEN_NAME = ".ragdown-golden.jsonl"
 
 REQUIRED_KEYS = ("id", "query")
 SCORED_KEYS = ("id", "query", "expected", "unanswerable")

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ragdown.evaluation.golden import Target, matching_target
-
-NDCG_DEPTH = 10
+from ragdown.evaluation.options import NDCG_DEPTH as NDCG_DEPTH
 
 # A hit as scoring sees it: its path and its heading path (`Ops › Restore`).
 Located = tuple[str, str]

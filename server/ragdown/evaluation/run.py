@@ -12,19 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from ragdown.evaluation.golden import GoldenError, GoldenLine, own_heading
 from ragdown.evaluation.metrics import (
-    NDCG_DEPTH,
     Located,
     Scores,
     first_rank,
     golden_ndcg,
     scores,
 )
+from ragdown.evaluation.options import DEFAULT_TOP_K as DEFAULT_TOP_K
 
 if TYPE_CHECKING:  # the engine brings LanceDB and pyarrow; the CLI's parser imports this package
     from ragdown.engine import Engine
     from ragdown.search.hybrid import Hit
 
-DEFAULT_TOP_K = NDCG_DEPTH
 SHOWN_FIRST = 3  # hits named for a miss: what came first instead
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdown.errors import EmbedderError, IndexNotReadyError
 from ragdown.indexing.embedders import Embedder, create_embedder
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.meta import INDEX_VERSION, IndexMeta, current_meta, rebuild_reason
-from ragdown.indexing.store import ChunkStore
+
+if TYPE_CHECKING:  # LanceDB's store: not for a search from the snapshot (docs/design.md#start-up)
+    from ragdown.indexing.store import ChunkStore
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,8 @@ class ActiveIndex:
         self._follow_lock = threading.Lock()
 
     def _open(self, meta: IndexMeta, *, writable: bool = True, fresh: bool = False) -> ChunkStore:
+        from ragdown.indexing.store import ChunkStore
+
         return ChunkStore(self.data_dir, meta, writable=writable, fresh=fresh, location=self.location)
 
     def searched(self) -> tuple[ChunkStore, Embedder]:

@@ -16,12 +16,15 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from ragdown.bounds import check_index_uri
 from ragdown.errors import IndexStorageError
 from ragdown.indexing.meta import META_FILE, IndexMeta, meta_json, read_meta, write_meta
+
+if TYPE_CHECKING:
+    from ragdown.settings import ServerSettings
 
 
 class IndexLocation:
@@ -162,3 +165,9 @@ class IndexLocation:
             return pafs.S3FileSystem(**kwargs), root
         filesystem, path = pafs.FileSystem.from_uri(self.uri)
         return filesystem, path.rstrip("/")
+
+
+def index_location(data_dir: Path, settings: ServerSettings) -> IndexLocation:
+    """Where the index lives: `RAGDOWN_INDEX_URI`, else the data dir
+    (docs/design.md#index-on-object-storage)."""
+    return IndexLocation(data_dir, settings.index_uri, settings.index_refresh_seconds)

@@ -62,6 +62,10 @@ class Embedder(ABC):
         """SHA-256 of the weights actually run, recorded in meta.json ("" when not a local file)."""
         return ""
 
+    def load(self) -> None:  # noqa: B027 - optional hook: most embedders load nothing
+        """Make now what the first embedding would make (a model's session), for a caller with a
+        thread to spare while it does something else (docs/design.md#start-up)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook: most embedders hold nothing to release
         """Release connections or sessions."""
 

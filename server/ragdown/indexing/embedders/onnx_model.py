@@ -142,6 +142,10 @@ class OnnxEmbedder(Embedder):
                 loaded = self._loaded
         return loaded
 
+    def load(self) -> None:
+        self._model()
+        self.tokenizer  # noqa: B018 - a cached_property: loaded here, once
+
     def _session(self, threads: int) -> Any:
         import onnxruntime as ort
 

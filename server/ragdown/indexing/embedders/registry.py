@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragdown.bounds import DEFAULT_EMBEDDER, EMBEDDER_NAMES, OPENAI_PREFIX, embedder_name_error
 from ragdown.errors import EmbedderError
-from ragdown.indexing.embedders.base import Embedder
-from ragdown.indexing.embedders.hashing import HashEmbedder
-from ragdown.indexing.embedders.hub_models import HUB_MODELS
-from ragdown.indexing.embedders.onnx_model import default_threads
+
+# The embedders themselves bring numpy: imported when one is created, so a command checking its
+# arguments (`ragdown stdio` before it answers `initialize`) does not wait for them (docs/design.md#start-up).
+if TYPE_CHECKING:
+    from ragdown.indexing.embedders.base import Embedder
 
 __all__ = ["EMBEDDER_NAMES", "check_embedder_name", "create_embedder"]
 
@@ -26,6 +29,10 @@ def create_embedder(name: str | None = None, *, threads: int | None = None) -> E
     Hub models are downloaded into `RAGDOWN_MODELS` on first use (`RAGDOWN_HUB_URL` picks the hub);
     `openai:<model>` reads `RAGDOWN_OPENAI_BASE_URL` and `RAGDOWN_OPENAI_API_KEY`/`OPENAI_API_KEY`.
     """
+    from ragdown.indexing.embedders.hashing import HashEmbedder
+    from ragdown.indexing.embedders.hub_models import HUB_MODELS
+    from ragdown.indexing.embedders.onnx_model import default_threads
+
     name = (name or DEFAULT_EMBEDDER).strip()
     if name == "hash":
         return HashEmbedder()
