@@ -86,13 +86,15 @@ def test_after_a_chunker_change_the_old_index_answers_and_gives_its_vectors(
         built = first.sync()
     finally:
         first.close()
-    monkeypatch.setattr(meta, "CHUNKER_VERSION", meta.CHUNKER_VERSION + 1)
+    from ragdown.documents.chunks import CHUNKER_VERSION
+
+    monkeypatch.setattr(meta, "CHUNKER_VERSION", CHUNKER_VERSION + 1)
     second = open_engine(folder, tmp_path / "data", HashEmbedder())
     try:
         assert second.store.building
         assert second.recall("restart service 1", 1)[0].path == "note-1.md"  # the old index answers
         report = second.sync()
-        assert second.store.meta.chunker_version == meta.CHUNKER_VERSION
+        assert second.store.meta.chunker_version == CHUNKER_VERSION + 1
     finally:
         second.close()
     assert report.chunks == built.chunks
