@@ -31,6 +31,7 @@ from ragdown.errors import (
 )
 from ragdown_operator import errors as operator_errors
 from ragdown_operator.errors import OperatorError
+from tests.conftest import parse_source
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER = REPO / "server" / "ragdown"
@@ -97,7 +98,7 @@ def exception_classes(package: Path, home: Path, tree: set[str]) -> list[str]:
     for path in sorted(package.rglob("*.py")):
         if path == home:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path)):
             if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
                 continue
             bases = [
@@ -130,11 +131,7 @@ def literal_statuses(package: Path) -> list[str]:
     named = {cls.status: cls.__name__ for cls in NAMED_STATUSES}
     found = []
     for path in sorted(package.rglob("*.py")):
-        calls = [
-            node
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Call)
-        ]
+        calls = [node for node in ast.walk(parse_source(path)) if isinstance(node, ast.Call)]
         for call in calls:
             status = literal_status(call)
             if status in named:

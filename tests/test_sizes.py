@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.conftest import parse_source
+
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = [REPO / "server" / "ragdown", REPO / "operator" / "ragdown_operator"]
 MAX_MODULE_LINES = 400
@@ -29,7 +31,7 @@ def test_no_module_is_over_400_lines() -> None:
 def test_no_function_is_over_60_lines() -> None:
     long = {}
     for path in sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 assert node.end_lineno is not None
                 lines = node.end_lineno - node.lineno + 1
