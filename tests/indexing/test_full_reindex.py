@@ -12,6 +12,7 @@ import pytest
 from ragdown.engine import Engine
 from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.embedders.hashing import HashEmbedder
+from ragdown.indexing.sync import SyncReport
 from ragdown.serving import folder_tools
 
 
@@ -29,6 +30,15 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def open_engine(folder: Path, data: Path, embedder: Embedder) -> Engine:
     return Engine(folder, data, embedder, source="hash", watch=False)
+
+
+def indexed_once(folder: Path, data: Path) -> SyncReport:
+    """The folder indexed by an engine that is then closed, as by an earlier run or release."""
+    first = open_engine(folder, data, HashEmbedder())
+    try:
+        return first.sync()
+    finally:
+        first.close()
 
 
 def test_a_full_reindex_reuses_every_vector_and_warns_of_nothing(
@@ -50,11 +60,7 @@ def test_a_full_reindex_reuses_every_vector_and_warns_of_nothing(
 
 def test_a_rebuild_nobody_asked_for_warns_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     folder = docs(tmp_path)
-    first = open_engine(folder, tmp_path / "data", HashEmbedder())
-    try:
-        first.sync()
-    finally:
-        first.close()
+    indexed_once(folder, tmp_path / "data")
     with caplog.at_level(logging.INFO, logger="ragdown"):
         second = open_engine(folder, tmp_path / "data", HashEmbedder(dim=64))  # another model
         try:
@@ -81,11 +87,7 @@ def test_after_a_chunker_change_the_old_index_answers_and_gives_its_vectors(
     from ragdown.indexing import meta
 
     folder = docs(tmp_path)
-    first = open_engine(folder, tmp_path / "data", HashEmbedder())
-    try:
-        built = first.sync()
-    finally:
-        first.close()
+    built = indexed_once(folder, tmp_path / "data")
     from ragdown.documents.chunks import CHUNKER_VERSION
 
     monkeypatch.setattr(meta, "CHUNKER_VERSION", CHUNKER_VERSION + 1)
@@ -109,11 +111,7 @@ def test_a_rebuild_no_old_index_can_serve_answers_searches_with_nothing(
     from ragdown.indexing import active, meta
 
     folder = docs(tmp_path)
-    first = open_engine(folder, tmp_path / "data", HashEmbedder())
-    try:
-        first.sync()
-    finally:
-        first.close()
+    indexed_once(folder, tmp_path / "data")
     monkeypatch.setattr(meta, "INDEX_VERSION", meta.INDEX_VERSION + 1)
     monkeypatch.setattr(active, "INDEX_VERSION", meta.INDEX_VERSION)
     second = open_engine(folder, tmp_path / "data", HashEmbedder())
