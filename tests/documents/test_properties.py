@@ -361,7 +361,7 @@ class _Engine:
         self.docs_dir = docs_dir
         self.syncs = 0
 
-    def sync(self) -> None:
+    def sync_changed(self, paths: list[str] | None) -> None:
         self.syncs += 1
 
 
