@@ -22,6 +22,12 @@ def vector_matrix(rows: pa.Table) -> np.ndarray:
     return np.ascontiguousarray(column, dtype=np.float32).reshape(rows.num_rows, -1)
 
 
+def vector_column(vectors: np.ndarray, dim: int) -> pa.FixedSizeListArray:
+    """A matrix as the table's `vector` column (the inverse of `vector_matrix`)."""
+    flat = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), dim)
+
+
 def file_states(rows: pa.Table) -> dict[str, FileState]:
     """Per path: hash, mtime, size and chunk count (`rows`: path, file_hash, mtime_ms, size). Every
     row of a file carries the same hash, mtime and size: grouping in Arrow keeps the no-change check

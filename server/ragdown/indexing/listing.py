@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,14 +38,23 @@ def markdown_listing(root: Path, *, folders_only: bool = False) -> Listing:
     folder and is listed by the web API but never indexed."""
     found = Listing()
     for parts, info in files.walk_files(Root(root), is_skipped_entry):
-        if (folders_only and len(parts) == 1) or not is_markdown(parts[-1]):
+        if not _indexed_name(parts, folders_only):
             continue
         path = "/".join(parts)
         if is_utf8(path):
-            found.files[path] = FileStat(info.st_mtime_ns / 1e6, float(info.st_size))
+            found.files[path] = _file_stat(info)
         else:
             found.not_utf8.append(path)
     return found
+
+
+def _indexed_name(parts: list[str] | tuple[str, ...], folders_only: bool) -> bool:
+    """A Markdown file, inside a folder when the root holds folders (`markdown_listing`)."""
+    return not (folders_only and len(parts) == 1) and is_markdown(parts[-1])
+
+
+def _file_stat(info: os.stat_result) -> FileStat:
+    return FileStat(info.st_mtime_ns / 1e6, float(info.st_size))
 
 
 def list_markdown_files(root: Path, *, folders_only: bool = False) -> dict[str, FileStat]:
@@ -70,8 +80,6 @@ def listing_of(root: Path, paths: list[str], *, folders_only: bool = False) -> L
             return None  # a folder moved or made: whatever it holds is to be listed
         if info is None or not stat.S_ISREG(info.st_mode) or not is_utf8(path):
             continue
-        if (folders_only and len(parts) == 1) or not is_markdown(parts[-1]):
-            continue
-        if not any(is_skipped_entry(part) for part in parts):
-            found.files[path] = FileStat(info.st_mtime_ns / 1e6, float(info.st_size))
+        if _indexed_name(parts, folders_only) and not any(is_skipped_entry(part) for part in parts):
+            found.files[path] = _file_stat(info)
     return found

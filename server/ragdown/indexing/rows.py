@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from ragdown.documents.chunks import embedding_text, search_text
 from ragdown.documents.metadata import ParsedDocument
+from ragdown.indexing.derived import vector_column
 from ragdown.indexing.listing import FileStat
 from ragdown.indexing.schema import chunk_schema
 
@@ -57,8 +58,6 @@ def build_rows(files: list[PendingFile], vectors: np.ndarray, dim: int) -> pa.Ta
             columns["session"].append(meta.session)
             columns["line_start"].append(chunk.line_start)
             columns["line_end"].append(chunk.line_end)
-    flat = np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)
-    vector_column = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), dim)
     schema = chunk_schema(dim)
     arrays = [pa.array(columns[f.name], type=f.type) for f in schema if f.name != "vector"]
-    return pa.Table.from_arrays([*arrays, vector_column], schema=schema)
+    return pa.Table.from_arrays([*arrays, vector_column(vectors, dim)], schema=schema)

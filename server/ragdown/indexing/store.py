@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragdown.errors import IndexStorageError
-from ragdown.indexing.derived import aliases_in, file_states, superseded_in, vector_matrix
+from ragdown.indexing.derived import aliases_in, file_states, superseded_in, vector_column, vector_matrix
 from ragdown.indexing.index_location import IndexLocation
 from ragdown.indexing.lance_session import connect, lance_session, set_cache_limits
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
@@ -187,9 +187,8 @@ class ChunkStore(ChunkTable):
         mask = np.asarray(pc.is_in(held.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
         picked = held.rows.filter(pa.array(mask)).select([c for c in columns if c != "vector"])
         if "vector" in columns:
-            vectors = np.ascontiguousarray(np.asarray(held.vectors)[mask], dtype=np.float32)
-            flat = pa.array(vectors.reshape(-1), pa.float32())
-            picked = picked.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+            vectors = vector_column(np.asarray(held.vectors)[mask], self.meta.dim)
+            picked = picked.append_column("vector", vectors)
         return picked
 
     def vector_snapshot(self, columns: list[str]) -> VectorSnapshot | None:
