@@ -209,19 +209,20 @@ class Lexicon:
         documents = int(json.loads((directory / "bm25.json").read_text(encoding="utf-8"))["documents"])
         return cls(dict(zip(terms, range(len(terms)), strict=True)), documents=documents, **arrays)
 
+    def query_terms(self, query: str, analyzer: Analyzer = ANALYZER) -> Counter[int]:
+        """The ids of `query`'s terms that some row holds, each with how often the query repeats it."""
+        return Counter(self.term_ids[t] for t in analyzer.terms(query) if t in self.term_ids)
+
     def scores(self, query: str, analyzer: Analyzer = ANALYZER) -> npt.NDArray[np.float64] | None:
         """Every row's BM25 score for `query` (0 where no term matches); None when none does."""
-        wanted = Counter(self.term_ids[t] for t in analyzer.terms(query) if t in self.term_ids)
+        wanted = self.query_terms(query, analyzer)
         if not wanted:
             return None
         total = np.zeros(self.size, dtype=np.float64)
-        documents = self.documents
         for term, repeats in wanted.items():
             start, end = self.starts[term], self.starts[term + 1]
             rows, counts = self.rows[start:end], self.counts[start:end]
-            df = end - start
-            idf = np.log(1.0 + (documents - df + 0.5) / (df + 0.5))
-            total[rows] += repeats * idf * (K1 + 1.0) * counts / (counts + self.norms[rows])
+            total[rows] += bm25(repeats, end - start, self.documents, counts, self.norms[rows])
         return total
 
     def top(
@@ -264,6 +265,16 @@ def _postings(
         np.frombuffer(count_of, dtype=np.int32).astype(np.float32),
         np.frombuffer(lengths, dtype=np.int32).copy(),
     )
+
+
+def bm25(
+    repeats: int, df: int, documents: int, tf: npt.NDArray[Any], norms: npt.NDArray[Any]
+) -> npt.NDArray[np.float64]:
+    """One query term's share of BM25 (the module's formula) for the documents holding it `tf`
+    times, whose length norms are `norms`: in `df` of `documents` documents."""
+    idf = np.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+    result: npt.NDArray[np.float64] = repeats * idf * (K1 + 1.0) * tf / (tf + norms)
+    return result
 
 
 def load_array(path: Path) -> npt.NDArray[Any]:

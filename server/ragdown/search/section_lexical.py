@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragdown.indexing.lexicon import ANALYZER, K1, B, Lexicon
+from ragdown.indexing.lexicon import K1, B, Lexicon, bm25
 from ragdown.search.fusion import Rankings, Retrieved
 from ragdown.search.policy import SECTION_SHARE
 
@@ -51,7 +50,7 @@ class Sections:
     def scores(self, lexicon: Lexicon, query: str) -> npt.NDArray[np.float64] | None:
         """Every section's BM25 score for `query` (its analysis as `Lexicon.scores`); None when no
         term matches."""
-        wanted = Counter(lexicon.term_ids[t] for t in ANALYZER.terms(query) if t in lexicon.term_ids)
+        wanted = lexicon.query_terms(query)
         if not wanted:
             return None
         total = np.zeros(self.count, dtype=np.float64)
@@ -61,10 +60,7 @@ class Sections:
                 self.of_row[lexicon.rows[start:end]], weights=lexicon.counts[start:end], minlength=self.count
             )
             held = np.flatnonzero(counts)
-            df = held.size
-            idf = np.log(1.0 + (self.documents - df + 0.5) / (df + 0.5))
-            tf = counts[held]
-            total[held] += repeats * idf * (K1 + 1.0) * tf / (tf + self.norms[held])
+            total[held] += bm25(repeats, held.size, self.documents, counts[held], self.norms[held])
         return total
 
 
