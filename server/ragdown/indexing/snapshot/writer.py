@@ -15,10 +15,11 @@ _WRITES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdown-snapshot
 
 
 class SnapshotWriter:
-    """Runs `persist` (the table's `ChunkStore.persist_snapshot`) when asked. Requests made while a
-    write runs collapse into one more write after it, which starts `every_s` after the one before:
-    under a stream of commits the snapshot follows about once a second, not once per commit (it is
-    for other processes and the next start; this one searches what it holds)."""
+    """Runs `persist` (the table's `ChunkStore.persist_snapshot`) when asked, each write starting at
+    least `every_s` after the one before; requests made meanwhile collapse into that one write. Under
+    a stream of commits the snapshot follows about once a second, not once per commit, whether the
+    commits come faster than a write takes or are spread out (it is for other processes and the next
+    start; this one searches what it holds)."""
 
     def __init__(self, persist: Callable[[], object], every_s: float = 1.0) -> None:
         self._persist = persist
@@ -27,6 +28,7 @@ class SnapshotWriter:
         self._lock = threading.Lock()
         self._running: Future[None] | None = None
         self._again = False
+        self._last_started = -float("inf")
 
     def request(self) -> Future[None]:
         with self._lock:
@@ -46,9 +48,10 @@ class SnapshotWriter:
 
     def _run(self) -> None:
         while True:
+            self._hurry.wait(max(0.0, self._last_started + self._every_s - time.monotonic()))
             with self._lock:
                 self._again = False
-            started = time.monotonic()
+            self._last_started = time.monotonic()
             try:
                 self._persist()
             except Exception:  # searches then read LanceDB, as without a snapshot
@@ -59,4 +62,3 @@ class SnapshotWriter:
                     # the future is done would otherwise be lost.
                     self._running = None
                     return
-            self._hurry.wait(max(0.0, started + self._every_s - time.monotonic()))
