@@ -327,6 +327,7 @@ def test_a_write_updates_the_rows_held_in_memory_without_reading_the_table(
     assert SNAPSHOT_COLUMNS not in scans  # the held rows followed the write
     held = engine.store._cache.snapshot
     assert held is not None
+    assert held.rows is not None
     assert held.version == int(engine.store.table.version)
     paths = set(held.columns.column("path").to_pylist())
     assert "guide/tape.md" in paths
@@ -334,11 +335,21 @@ def test_a_write_updates_the_rows_held_in_memory_without_reading_the_table(
     # The same hits and scores as rows and postings read again from the table.
     monkeypatch.setattr(ChunkStore, "_persisted", lambda self, version: None)
     engine.store._cache.forget()
-    engine.store.vector_snapshot(["id"])
+    reread = engine.store.vector_snapshot(["id"])
     lexicon = engine.store.start_lexicon()
     assert lexicon is not None
     lexicon.result()
     assert {q: hits_of(engine.store, engine, q, None) for q in QUERIES} == found
+    # Row for row (the order may differ once a compaction rewrote the table): each id with its
+    # columns and its vector, as the table has them.
+    assert reread is not None
+    assert reread.rows is not None
+    assert held.rows.num_rows == held.vectors.shape[0] == reread.vectors.shape[0]
+    table_rows = {row["id"]: row for row in reread.rows.to_pylist()}
+    for position, row in enumerate(held.rows.to_pylist()):
+        at = reread.positions[row["id"]]
+        assert np.array_equal(held.vectors[position], reread.vectors[at]), row["id"]
+        assert table_rows[row["id"]] == row
 
 
 def test_a_version_read_before_this_process_wrote_forgets_nothing(engine: Engine, write: WriteDoc) -> None:

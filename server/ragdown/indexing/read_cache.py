@@ -53,19 +53,42 @@ class VectorSnapshot:
         if lexicon is None:
             return None
         keep = ~np.asarray(pc.is_in(self.rows.column("path"), pa.array(paths, pa.string())), dtype=bool)
-        parts, vectors, texts = [self.rows.filter(pa.array(keep))], [np.asarray(self.vectors)[keep]], []
+        # Each array is copied once, into memory of its final size: a write's cost here is these
+        # copies (and the page faults of fresh memory), linear in the rows held.
+        runs = _kept_runs(keep)
+        parts = [self.rows.slice(start, end - start) for start, end in runs] or [self.rows.slice(0, 0)]
+        old_vectors = np.asarray(self.vectors)
+        new_vectors, texts = old_vectors[:0], []
         if added is not None and added.num_rows:
             parts.append(added.select(self.rows.column_names))
-            vectors.append(vector_matrix(added))
+            new_vectors = vector_matrix(added)
             texts = added.column("search_text").to_pylist()
+        kept = int(np.count_nonzero(keep))
+        vectors = np.empty((kept + len(new_vectors), old_vectors.shape[1]), dtype=np.float32)
+        at = 0
+        for start, end in runs:  # a few block copies, where a boolean index copies row by row
+            vectors[at : at + end - start] = old_vectors[start:end]
+            at += end - start
+        vectors[kept:] = new_vectors
         rows = pa.concat_tables(parts, promote_options="default").combine_chunks()
         return VectorSnapshot(
             rows.select(self.columns.column_names),
-            np.ascontiguousarray(np.concatenate(vectors), dtype=np.float32),
+            vectors,
             LexiconBuild.built(lexicon.updated(keep, texts)),
             version,
             rows,
         )
+
+
+def _kept_runs(keep: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of rows `keep` keeps, as (start, end): a write deletes one file's rows, so the kept
+    rows are a handful of runs around them, each copied (or sliced) as one block."""
+    if not keep.any():
+        return []
+    edges = np.flatnonzero(np.diff(keep.view(np.int8))) + 1
+    starts = np.concatenate([[0], edges]).tolist()
+    ends = np.concatenate([edges, [keep.size]]).tolist()
+    return [(int(start), int(end)) for start, end in zip(starts, ends, strict=True) if keep[start]]
 
 
 class ReadCache:
