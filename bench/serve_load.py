@@ -17,7 +17,9 @@ with one more MCP session (on the primary) starting RATE writes a second, small 
 scratch documents in turn (`ragdown_edit` of one line, or `ragdown_write` appending a paragraph),
 each answered only once indexed. A write starts on its schedule whether the earlier ones have been
 answered or not (up to 8 at once, as from several agents). Comparing the two rows of one run keeps
-the machine's load out of the ratio.
+the machine's load out of the ratio. `--rounds N` makes the pair N times in a row on the same
+server (a shared machine's load moves within a minute, so one pair can say 70% or 90% of the same
+code) and reports each round's ratio and their median.
 
 Reported: requests per second, p50/p95 latency in milliseconds, explicit "overloaded" answers (the
 client then waits as long as the answer's retry hint says and asks the same again; "retried ok"
@@ -36,6 +38,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -279,6 +282,9 @@ def main() -> None:
     parser.add_argument(
         "--writes", type=float, default=0.0, help="also run each measurement beside this many writes a second"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="with --writes: make each read-only, beside-writes pair N times"
+    )
     args = parser.parse_args()
     clients = [int(c) for c in names(args.clients)]
     tools = names(args.tools, tuple(TOOLS))
@@ -289,6 +295,7 @@ def main() -> None:
     command = " ".join([".venv/bin/python bench/serve_load.py", *sys.argv[1:]])
     rows: list[str] = []
     samples: list[str] = []
+    ratios: list[str] = []
     servers: list[Server] = []
     with tempfile.TemporaryDirectory(prefix="ragdown-serve-load-") as tmp:
         work = args.work or Path(tmp)
@@ -312,7 +319,16 @@ def main() -> None:
             )
             if "one" in setups:
                 rows += run_setup(
-                    "one process", [primary], args.seconds, queries, samples, tools, clients, args.writes
+                    "one process",
+                    [primary],
+                    args.seconds,
+                    queries,
+                    samples,
+                    tools,
+                    clients,
+                    args.writes,
+                    args.rounds,
+                    ratios,
                 )
             if "readers" in setups:
                 servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
@@ -328,11 +344,13 @@ def main() -> None:
                     tools,
                     clients,
                     args.writes,
+                    args.rounds,
+                    ratios,
                 )
         finally:
             for server in servers:
                 server.stop()
-    report(args, command, load, queries, rows, samples)
+    report(args, command, load, queries, rows, samples, ratios)
 
 
 def report(
@@ -342,6 +360,7 @@ def report(
     queries: list[str],
     rows: list[str],
     samples: list[str],
+    ratios: list[str],
 ) -> None:
     """The section for bench/README.md, on standard output."""
     print(f"## Serving under load — {date.today().isoformat()}, commit {commit()}\n")
@@ -374,6 +393,10 @@ def report(
         "\nTarget: p95 under 100 ms at 4 clients on one process with minilm; no errors other than explicit "
         '"overloaded" answers at 16.'
     )
+    if ratios:
+        print("\nReads beside writes against read-only, per round and their median:\n")
+        for line in ratios:
+            print(f"- {line}")
     if samples:
         print("\nError samples:\n")
         for sample in samples:
@@ -389,18 +412,31 @@ def run_setup(
     tools: list[str],
     counts: list[int],
     writes: float = 0.0,
+    rounds: int = 1,
+    ratios: list[str] | None = None,
 ) -> list[str]:
-    """Each tool at each client count; with `writes`, read-only and then beside the writer."""
+    """Each tool at each client count; with `writes`, read-only and then beside the writer, `rounds`
+    times, each round's ratio of the two throughputs added to `ratios`."""
     lines = []
     for tool in tools:
         for clients in counts:
-            for rate in (0.0, writes) if writes else (0.0,):
-                run = asyncio.run(measure(targets, tool, clients, seconds, queries, rate))
-                label = f"{setup} + writes" if rate else setup
-                line = row(label, tool, clients, run)
-                print(line, file=sys.stderr)
-                lines.append(line)
-                samples.extend(f"{label}, {tool}, {clients} clients: {s}" for s in run.samples)
+            found = []
+            for _round in range(rounds if writes else 1):
+                rates: list[float] = []
+                for rate in (0.0, writes) if writes else (0.0,):
+                    run = asyncio.run(measure(targets, tool, clients, seconds, queries, rate))
+                    label = f"{setup} + writes" if rate else setup
+                    line = row(label, tool, clients, run)
+                    print(line, file=sys.stderr)
+                    lines.append(line)
+                    samples.extend(f"{label}, {tool}, {clients} clients: {s}" for s in run.samples)
+                    rates.append(len(run.latencies) / (run.elapsed or 1.0))
+                if writes and rates[0] > 0:
+                    found.append(rates[1] / rates[0])
+            if found and ratios is not None:
+                shown = ", ".join(f"{100 * r:.0f}%" for r in found)
+                median = 100 * statistics.median(found)
+                ratios.append(f"{setup}, `{tool}`, {clients} clients: {shown}; median {median:.0f}%")
     return lines
 
 
