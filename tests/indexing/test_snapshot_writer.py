@@ -47,7 +47,7 @@ def test_requests_during_a_write_make_exactly_one_more() -> None:
     assert written == [1, 1]
 
 
-def test_a_failing_write_is_logged_and_the_next_request_writes_again(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failed_write_is_logged_and_the_next_request_writes_again(caplog: pytest.LogCaptureFixture) -> None:
     calls: list[int] = []
 
     def persist() -> None:
