@@ -170,6 +170,54 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
     assert bound.__self__ is engine
 
 
+def test_a_snapshot_that_may_stay_answers_alone_until_something_needs_the_index(
+    make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
+) -> None:
+    """With `stay`, the index is not opened after a pause: only once the watch wakes it (a change)
+    or a call only the index answers arrives; the watch is stopped before the index opens."""
+    engine = synced_engine(make_engine, write, DOCS)
+    assert engine.lifecycle.snapshots is not None
+    engine.lifecycle.snapshots.wait()
+    snapshot = SnapshotEngine.open(docs, data_dir, engine.embedder, "hash", ServerSettings())
+    assert snapshot is not None
+    loads: list[object] = []
+    events: list[str] = []
+    wakes: list[Callable[[], None]] = []
+    staying = threading.Event()
+
+    def load(early: SnapshotEngine | None) -> Engine:
+        events.append("load")
+        loads.append(early)
+        return engine
+
+    def stay(wake: Callable[[], None]) -> Callable[[], None]:
+        wakes.append(wake)
+        staying.set()
+        return lambda: events.append("stopped")
+
+    for wake_by in ("change", "call"):
+        loads.clear()
+        events.clear()
+        staying.clear()
+        deferred = DeferredEngine(load, lambda: snapshot, stay)
+        assert deferred.recall("restore the dump", 3) == engine.recall("restore the dump", 3)
+        assert staying.wait(30)
+        for _ in range(3):  # searches keep going to the snapshot, and open nothing
+            deferred.search("rota", 2)
+        assert loads == []
+        if wake_by == "change":
+            wakes[-1]()  # what the watch calls on a change
+            deadline = threading.Event()
+            for _ in range(300):
+                if loads:
+                    break
+                deadline.wait(0.1)
+        else:
+            assert deferred.documents == engine.documents  # a call only the index answers
+        assert loads == [snapshot]
+        assert events == ["stopped", "load"]
+
+
 def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:
     """`ragdown index` as a real process: its report, and whether it imported LanceDB."""
     return probed("index", str(docs), "--data-dir", str(data_dir))

@@ -7,10 +7,12 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from ragdown.serving.deferred import OPEN_INDEX_BY_S
 from tests.conftest import WriteDoc, run_cli
 from tests.serving.conftest import text_of
 
@@ -96,3 +98,49 @@ def test_stdio_refuses_an_unknown_embedder_before_connecting(docs: Path, data_di
         'RAGDOWN_EMBEDDER must be minilm, granite-small, bge-small, hash or openai:<model>, got "nope"'
         in (from_env.stderr)
     )
+
+
+def _maps_lancedb(data_dir: Path) -> bool | None:
+    """Whether the `ragdown stdio` process serving `data_dir` has LanceDB's library mapped (None: no
+    such process)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"stdio" not in command or str(data_dir).encode() not in command:
+                continue
+            return "_lancedb" in (entry / "maps").read_text()
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the server's mappings in /proc")
+async def test_an_unchanged_folder_is_searched_from_the_snapshot_until_it_changes(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    """A session on a folder that is as its index has it never opens LanceDB for searches; the first
+    change it sees opens the index, which syncs the change (docs/design.md#start-up)."""
+    write("ops/backups.md", "# Backups\n\n## Restore\n\nRun pg_restore into a fresh database.\n")
+    write("ops/rota.md", "# Rota\n\nThe on-call rota changes on Mondays.\n")
+    indexed = run_cli("index", str(docs), "--data-dir", str(data_dir), "--embedder", "hash")
+    assert indexed.returncode == 0, indexed.stderr
+    async with Client(params(docs, data_dir, RAGDOWN_WATCH="true")) as client:
+        found = text_of(await client.call_tool("ragdown_recall", {"query": "restore a database"}))
+        assert found.startswith("[1] ops/backups.md:")
+        # Past the moment the index used to open whatever the searches did (OPEN_INDEX_BY_S).
+        await anyio.sleep(OPEN_INDEX_BY_S + 2)
+        for query in ("rota Mondays", "pg_restore"):
+            await client.call_tool("ragdown_recall", {"query": query})
+        assert _maps_lancedb(data_dir) is False
+        write("ops/vendor.md", "# Vendor\n\nThe tape vendor answers within a day.\n")
+        with anyio.fail_after(60):
+            while True:
+                found = text_of(
+                    await client.call_tool("ragdown_recall", {"query": "tape vendor", "top_k": 1})
+                )
+                if found.startswith("[1] ops/vendor.md:"):
+                    break
+                await anyio.sleep(0.2)
+        assert _maps_lancedb(data_dir) is True

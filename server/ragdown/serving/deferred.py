@@ -4,7 +4,9 @@ Loading the model (and, the first time, building its int8 copy) and opening the 
 than a client waits for the handshake. The load runs in two steps on one thread: first the embedder
 and the search snapshot (`early`), which answer searches at once when the snapshot is current
 (docs/design.md#search-snapshot); then the index itself. Search calls made before the index is open
-go to the snapshot; every other call waits for the index.
+go to the snapshot; every other call waits for the index. With `stay`, a session whose folder is as
+the snapshot has it goes on searching the snapshot alone, and the index opens only once something
+needs it: a change in the folder, or a call only the index answers (docs/design.md#start-up).
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ def _no_snapshot() -> SnapshotEngine | None:
     return None
 
 
+# Given the function that wakes the load: whether the snapshot may answer alone for now (the folder
+# is as it has it), and if so, what stops the watch that wakes the load on a change.
+Stay = Callable[[Callable[[], None]], "Callable[[], None] | None"]
+
+
 class DeferredEngine:
     """Stands in for an `Engine`: search calls go to `early()`'s snapshot until `load(snapshot)` has
     returned the engine; other attribute access waits for it."""
@@ -45,8 +52,11 @@ class DeferredEngine:
         self,
         load: Callable[[SnapshotEngine | None], Engine],
         early: Callable[[], SnapshotEngine | None] = _no_snapshot,
+        stay: Stay | None = None,
     ) -> None:
         self._early: Future[SnapshotEngine | None] = Future()
+        self._wake = threading.Event()  # something needs the index: open it now
+        self._stop_staying: Callable[[], None] | None = None
         self._future: Future[Engine] = Future()
         self._first_search = threading.Event()
         self._counting = threading.Lock()
@@ -61,7 +71,15 @@ class DeferredEngine:
                 snapshot = None
             self._early.set_result(snapshot)
             if snapshot is not None:
-                self._wait_for_a_pause()
+                try:
+                    self._stop_staying = stay(self._wake.set) if stay is not None else None
+                except Exception as error:  # the folder could not be compared: the index syncs it
+                    log.info("opening the index: %s", error)
+                if self._stop_staying is not None:
+                    self._wake.wait()
+                    self._stop_staying()
+                else:
+                    self._wait_for_a_pause()
             try:
                 self._future.set_result(load(snapshot))
             except BaseException as error:
@@ -76,6 +94,7 @@ class DeferredEngine:
             if snapshot is not None:
                 value = getattr(snapshot, name)
                 return self._then_open(value) if name in EARLY_CALLS else value
+        self._wake.set()  # a call only the index answers
         return getattr(self._future.result(), name)
 
     def _wait_for_a_pause(self) -> None:
@@ -104,5 +123,7 @@ class DeferredEngine:
         return answered
 
     def close(self) -> None:
+        if self._stop_staying is not None:
+            self._stop_staying()
         if self._future.done() and self._future.exception() is None:
             self._future.result().close()

@@ -61,7 +61,27 @@ def stdio_engine(
         release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
 
-    return DeferredEngine(load, early)
+    def stay(wake: Callable[[], None]) -> Callable[[], None] | None:
+        """While the folder is as the snapshot has it, the snapshot answers alone and LanceDB stays
+        closed (~60 MB less held): the index opens on the first change the watch sees (the index's
+        own watcher, started before the folder is compared, as it starts beside a first sync) or on
+        the first call only the index answers. None: open it now (docs/design.md#start-up)."""
+        from ragdown.indexing.snapshot.unchanged import unchanged_files
+        from ragdown.indexing.watcher import FolderWatcher
+        from ragdown.release_memory import release_free_memory
+
+        sentinel = FolderWatcher(docs, wake, debounce_s=0.0) if settings.watch else None
+        if sentinel is not None:
+            sentinel.start()
+        unchanged = unchanged_files(docs, data_dir, embedder) is not None
+        release_free_memory()  # the walk's and the comparison's pages, all freed now
+        if unchanged:
+            return sentinel.stop if sentinel is not None else (lambda: None)
+        if sentinel is not None:
+            sentinel.stop()
+        return None
+
+    return DeferredEngine(load, early, stay)
 
 
 def serve_stdio(engine: DeferredEngine, docs: Path, settings: ServerSettings) -> None:
