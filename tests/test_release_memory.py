@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -41,3 +42,28 @@ def test_a_step_that_fails_is_followed_too(trims: list[str]) -> None:
 
 def test_the_trim_is_safe_to_call_here() -> None:
     release_memory.release_free_memory()  # glibc trims; other C libraries return None and skip it
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_arrows_own_pool_hands_its_freed_pages_back_too() -> None:
+    """Arrow's pool (mimalloc) keeps what Arrow freed, out of glibc's reach: a comparison of file
+    states over 30,000 rows left ~15 MB held in a stdio session until the pool was asked too."""
+    import numpy as np
+    import pyarrow as pa
+
+    release_memory.release_free_memory()
+    before = _rss_mb()
+    held = [pa.concat_arrays([pa.array(np.arange(250_000, dtype=np.int64))]) for _ in range(60)]  # ~120 MB
+    assert _rss_mb() - before > 90
+    del held
+    freed = _rss_mb()
+    release_memory.release_free_memory()
+    assert freed - _rss_mb() > 60

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -26,6 +27,9 @@ def release_free_memory() -> None:
     glibc keeps freed memory for reuse: after the int8 build (~300 MB of graphs and calibration
     sessions, all freed) a server went on holding 650 MB; trimmed, 340 MB.
     """
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:  # Arrow's own pool (mimalloc) keeps freed pages too; never imported for this
+        arrow.default_memory_pool().release_unused()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
