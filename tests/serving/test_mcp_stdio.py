@@ -133,6 +133,8 @@ async def test_an_unchanged_folder_is_searched_from_the_snapshot_until_it_change
         await anyio.sleep(OPEN_INDEX_BY_S + 2)
         for query in ("rota Mondays", "pg_restore"):
             await client.call_tool("ragdown_recall", {"query": query})
+        await client.call_tool("ragdown_context", {"prompt": "how do I restore the database?"})
+        assert "ragdown_write" in {tool.name for tool in (await client.list_tools()).tools}
         assert _maps_lancedb(data_dir) is False
         write("ops/vendor.md", "# Vendor\n\nThe tape vendor answers within a day.\n")
         with anyio.fail_after(60):
