@@ -174,7 +174,8 @@ def test_a_snapshot_that_may_stay_answers_alone_until_something_needs_the_index(
     make_engine: Callable[..., Engine], write: WriteDoc, docs: Path, data_dir: Path
 ) -> None:
     """With `stay`, the index is not opened after a pause: only once the watch wakes it (a change)
-    or a call only the index answers arrives; the watch is stopped before the index opens."""
+    or a call only the index answers arrives; the watch is stopped before the index opens. When the
+    folder is not as the snapshot has it, the index answers from the start."""
     engine = synced_engine(make_engine, write, DOCS)
     assert engine.lifecycle.snapshots is not None
     engine.lifecycle.snapshots.wait()
@@ -216,6 +217,14 @@ def test_a_snapshot_that_may_stay_answers_alone_until_something_needs_the_index(
             assert deferred.documents == engine.documents  # a call only the index answers
         assert loads == [snapshot]
         assert events == ["stopped", "load"]
+
+    # A folder that changed since the snapshot: the snapshot answers nothing (its hits would be
+    # stale), and the index opens at once and answers instead.
+    loads.clear()
+    events.clear()
+    deferred = DeferredEngine(load, lambda: snapshot, lambda wake: None)
+    assert deferred.recall("restore the dump", 3) == engine.recall("restore the dump", 3)
+    assert loads == [None]
 
 
 def index(docs: Path, data_dir: Path) -> tuple[dict[str, object], bool]:

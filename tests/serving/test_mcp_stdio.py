@@ -146,3 +146,9 @@ async def test_an_unchanged_folder_is_searched_from_the_snapshot_until_it_change
                     break
                 await anyio.sleep(0.2)
         assert _maps_lancedb(data_dir) is True
+    # An edit made while no session ran: the next session's first search already sees it (the
+    # snapshot, which predates the edit, answers nothing).
+    write("ops/rota.md", "# Rota\n\nThe on-call rota changes on Thursdays at noon.\n")
+    async with Client(params(docs, data_dir, RAGDOWN_WATCH="true")) as client:
+        asked = {"query": "when does the rota change", "top_k": 1}
+        assert "Thursdays at noon" in text_of(await client.call_tool("ragdown_recall", asked))

@@ -4,9 +4,11 @@ Loading the model (and, the first time, building its int8 copy) and opening the 
 than a client waits for the handshake. The load runs in two steps on one thread: first the embedder
 and the search snapshot (`early`), which answer searches at once when the snapshot is current
 (docs/design.md#search-snapshot); then the index itself. Search calls made before the index is open
-go to the snapshot; every other call waits for the index. With `stay`, a session whose folder is as
-the snapshot has it goes on searching the snapshot alone, and the index opens only once something
-needs it: a change in the folder, or a call only the index answers (docs/design.md#start-up).
+go to the snapshot; every other call waits for the index. With `stay`, the folder is compared with
+the snapshot first: while it is as the snapshot has it, the session goes on searching the snapshot
+alone, and the index opens only once something needs it (a change in the folder, or a call only the
+index answers); when it is not, the snapshot answers nothing, as its hits would be stale, and the
+index opens at once (docs/design.md#start-up).
 """
 
 from __future__ import annotations
@@ -64,22 +66,27 @@ class DeferredEngine:
         self._last_call = time.monotonic()
 
         def run() -> None:
+            # The folder is compared with the snapshot beside the embedder's load, which the first
+            # search waits for anyway.
+            compared = self._compare(stay) if stay is not None else None
             try:
                 snapshot = early()
             except Exception as error:  # the load below reports it, with what the user set
                 log.debug("no early search: %s", error)
                 snapshot = None
-            self._early.set_result(snapshot)
-            if snapshot is not None:
-                try:
-                    self._stop_staying = stay(self._wake.set) if stay is not None else None
-                except Exception as error:  # the folder could not be compared: the index syncs it
-                    log.info("opening the index: %s", error)
-                if self._stop_staying is not None:
-                    self._wake.wait()
+            if compared is not None:
+                self._stop_staying = compared.result()
+                if self._stop_staying is None:
+                    snapshot = None  # the folder changed since: the snapshot's answers would be stale
+                elif snapshot is None:
                     self._stop_staying()
-                else:
-                    self._wait_for_a_pause()
+                    self._stop_staying = None
+            self._early.set_result(snapshot)
+            if self._stop_staying is not None:
+                self._wake.wait()
+                self._stop_staying()
+            elif snapshot is not None:
+                self._wait_for_a_pause()
             try:
                 self._future.set_result(load(snapshot))
             except BaseException as error:
@@ -96,6 +103,20 @@ class DeferredEngine:
                 return self._then_open(value) if name in EARLY_CALLS else value
         self._wake.set()  # a call only the index answers
         return getattr(self._future.result(), name)
+
+    def _compare(self, stay: Stay) -> Future[Callable[[], None] | None]:
+        """`stay(wake)` on a thread of its own; a failure to compare is an answer of None."""
+        compared: Future[Callable[[], None] | None] = Future()
+
+        def compare() -> None:
+            try:
+                compared.set_result(stay(self._wake.set))
+            except Exception as error:  # the index's first sync looks at the folder instead
+                log.info("could not compare the folder with the search snapshot: %s", error)
+                compared.set_result(None)
+
+        threading.Thread(target=compare, name="ragdown-compare", daemon=True).start()
+        return compared
 
     def _wait_for_a_pause(self) -> None:
         """Open the index (LanceDB's import alone is ~1 s of CPU, which would slow the searches it

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -32,6 +32,7 @@ def stdio_engine(
     which answer searches at once, then the index, which takes over with the same embedder and the
     hook's memory."""
     loaded: list[tuple[Embedder, str]] = []
+    changed: list[bool] = []  # the folder was compared with the snapshot and differs
 
     def early() -> SnapshotEngine | None:
         from ragdown.engine import load_embedder
@@ -57,6 +58,8 @@ def stdio_engine(
             memory=snapshot.memory if snapshot else None,  # what the hook gave stays given
         )
         first_sync = engine.start()
+        if changed:  # the folder changed since the snapshot: answer from the index once it has it
+            wait([first_sync])
         engine.warm()
         release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
@@ -77,6 +80,7 @@ def stdio_engine(
         release_free_memory()  # the walk's and the comparison's pages, all freed now
         if unchanged:
             return sentinel.stop if sentinel is not None else (lambda: None)
+        changed.append(True)
         if sentinel is not None:
             sentinel.stop()
         return None
