@@ -58,16 +58,21 @@ def open_current(
     if version is not None and current.table_version != version:
         return None
     directory = snapshot_root(data_dir) / current.name
+    # Opened under the lock: two threads opening the same snapshot at once (a stdio session's search
+    # and its comparison of the folder) would each read its term list into a dict of their own.
     with _OPENED_LOCK:
         opened = _OPENED.get(directory)
-    if opened is None:
-        try:
-            opened = _open(directory, current.name)
-        except (OSError, ValueError, KeyError) as error:  # removed meanwhile, or not a snapshot this reads
-            log.info("not using the search snapshot %s: %s", directory, error)
-            return None
-        with _OPENED_LOCK:
-            opened = _OPENED.setdefault(directory, opened)
+        if opened is None:
+            try:
+                opened = _open(directory, current.name)
+            except (
+                OSError,
+                ValueError,
+                KeyError,
+            ) as error:  # removed meanwhile, or not a snapshot this reads
+                log.info("not using the search snapshot %s: %s", directory, error)
+                return None
+            _OPENED[directory] = opened
             while len(_OPENED) > _KEEP_OPENED:
                 del _OPENED[next(iter(_OPENED))]
     if opened.version != current.table_version:
