@@ -318,10 +318,11 @@ def main() -> None:
                 f"({status['embedder']}), ready in {time.monotonic() - began:.0f} s; {len(queries)} queries",
                 file=sys.stderr,
             )
-            if "one" in setups:
-                rows += run_setup(
-                    "one process",
-                    [primary],
+
+            def measured(setup: str, targets: list[Server]) -> list[str]:
+                return run_setup(
+                    setup,
+                    targets,
                     args.seconds,
                     queries,
                     samples,
@@ -331,23 +332,15 @@ def main() -> None:
                     args.rounds,
                     ratios,
                 )
+
+            if "one" in setups:
+                rows += measured("one process", [primary])
             if "readers" in setups:
                 servers += [Server(docs, data_dir, args.embedder, work, f"reader-{n}", TOKEN) for n in (1, 2)]
                 for reader in servers[1:]:
                     reader.wait(lambda s: s["role"] == "reader" and s["files"] > 0, reader.name, timeout=300)
                 print("two readers up", file=sys.stderr)
-                rows += run_setup(
-                    "primary + 2 readers",
-                    servers,
-                    args.seconds,
-                    queries,
-                    samples,
-                    tools,
-                    clients,
-                    args.writes,
-                    args.rounds,
-                    ratios,
-                )
+                rows += measured("primary + 2 readers", servers)
         finally:
             for server in servers:
                 server.stop()
