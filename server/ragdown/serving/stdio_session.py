@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 from ragdown import __version__
 from ragdown.folders.registry import read_folder
 from ragdown.folders.scope import Scope
-from ragdown.serving.deferred import DeferredEngine
+from ragdown.serving.deferred import DeferredEngine, Stay
 from ragdown.serving.stdio_handshake import early_answer, folder_instructions, read_first_line
 from ragdown.settings import ServerSettings
 
@@ -64,6 +64,16 @@ def stdio_engine(
         release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
 
+    return DeferredEngine(
+        load, early, _stay_while_unchanged(docs, data_dir, embedder, settings.watch, changed)
+    )
+
+
+def _stay_while_unchanged(
+    docs: Path, data_dir: Path, embedder: str | None, watch: bool, changed: list[bool]
+) -> Stay:
+    """The session's `stay` (serving/deferred.py): `changed` gets an entry when the folder differs."""
+
     def stay(wake: Callable[[], None]) -> Callable[[], None] | None:
         """While the folder is as the snapshot has it, the snapshot answers alone and LanceDB stays
         closed (~60 MB less held): the index opens on the first change the watch sees (the index's
@@ -73,7 +83,7 @@ def stdio_engine(
         from ragdown.indexing.watcher import FolderWatcher
         from ragdown.release_memory import release_free_memory
 
-        sentinel = FolderWatcher(docs, wake, debounce_s=0.0) if settings.watch else None
+        sentinel = FolderWatcher(docs, wake, debounce_s=0.0) if watch else None
         if sentinel is not None:
             sentinel.start()
         unchanged = unchanged_files(docs, data_dir, embedder) is not None
@@ -85,7 +95,7 @@ def stdio_engine(
             sentinel.stop()
         return None
 
-    return DeferredEngine(load, early, stay)
+    return stay
 
 
 def serve_stdio(engine: DeferredEngine, docs: Path, settings: ServerSettings) -> None:
