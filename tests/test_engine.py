@@ -107,6 +107,37 @@ def test_an_existing_index_answers_while_the_start_up_sync_catches_up(
         engine.close()
 
 
+def test_an_index_known_to_be_behind_makes_calls_wait_for_its_catch_up(
+    docs: Path, data_dir: Path, write: WriteDoc
+) -> None:
+    """`catch_up` (a stdio session whose folder differs from its snapshot): no answer from the stale
+    index; a call waits for the start-up sync, past the wait says so, and then answers with the change."""
+    write("old.md", "# Old\n\nheron")
+    Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False).sync()
+    write("old.md", "# Old\n\nheron and egret")
+    release = threading.Event()
+
+    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
+        release.wait(30)
+
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        engine.start(progress=hold, catch_up=True)
+        assert wait_for(lambda: engine.syncer.files_checked() == (1, 1))
+        engine.first_sync_wait_s = 0.2
+        with pytest.raises(
+            UnavailableError, match=r"still taking in what changed .* \(1 of 1 files so far\)"
+        ):
+            engine.recall("egret", 5, scope=Scope())
+        engine.first_sync_wait_s = 30
+        release.set()
+        hits = engine.recall("egret", 5, scope=Scope())  # waits for the sync, then answers
+        assert "egret" in hits[0].text
+    finally:
+        release.set()
+        engine.close()
+
+
 def test_a_data_dir_inside_the_folder_is_refused_unless_hidden(docs: Path) -> None:
     with pytest.raises(DataDirError, match="inside the folder it indexes"):
         check_data_dir(docs / "index", docs)

@@ -176,15 +176,18 @@ class Engine(SearchCalls):
     def see_latest(self) -> None:
         self.lifecycle.see_latest()
 
-    def start(self, progress: ProgressCallback | None = None) -> Future[SyncReport]:
+    def start(
+        self, progress: ProgressCallback | None = None, *, catch_up: bool = False
+    ) -> Future[SyncReport]:
         """As a server starts: stale temporary files swept, the first sync in the background
         (`progress` follows it), then watching unless `RAGDOWN_WATCH=false`, in which case syncs
         happen only when asked for. An existing index answers searches meanwhile; an empty one makes
         them wait for the first sync (a search of a half-built index would say "nothing" where the
-        documents do answer)."""
+        documents do answer), and so does one the caller knows to be behind the folder (`catch_up`),
+        whose answers would show text the files no longer hold."""
         if self.writable:
             self.lifecycle.sweep_temps()
-        return self.sync_loop.start(progress, empty=self.lifecycle.is_empty())
+        return self.sync_loop.start(progress, empty=self.lifecycle.is_empty(), catch_up=catch_up)
 
     @property
     def first_sync_done(self) -> bool:

@@ -25,15 +25,20 @@ class SyncLoop:
         self.watch = watch
         self.watcher: FolderWatcher | None = None
         self.first_sync_wait_s = FIRST_SYNC_WAIT_S
-        self._first_sync: Future[SyncReport] | None = None  # while the index is empty
+        self._first_sync: Future[SyncReport] | None = None  # while calls must wait for it
+        self._catching_up = False  # they wait for changes to a full index, not for a first index
         self._started: Future[SyncReport] | None = None
 
-    def start(self, progress: ProgressCallback | None, *, empty: bool) -> Future[SyncReport]:
+    def start(
+        self, progress: ProgressCallback | None, *, empty: bool, catch_up: bool = False
+    ) -> Future[SyncReport]:
         """The first sync in the background, then watching when `watch` is on. Calls wait for that
-        sync only when the index was `empty`."""
+        sync only when the index was `empty`, or when `catch_up` says it is known to be behind the
+        folder (its answers would show text the files no longer hold)."""
         first = self.syncer.request(progress=progress)
         self._started = first
-        self._first_sync = first if empty else None
+        self._first_sync = first if empty or catch_up else None
+        self._catching_up = catch_up and not empty
         if self.watch:
             self.start_watching()
         return first
@@ -44,9 +49,9 @@ class SyncLoop:
         return self._started is None or self._started.done()
 
     def wait_until_indexed(self) -> None:
-        """Wait for the first sync of an empty index; past `first_sync_wait_s`, say that it is still running
-        (UnavailableError) rather than answer "nothing" from a half-built index. A first sync that
-        failed has been logged: the call answers with what there is."""
+        """Wait for the first sync of an empty (or known stale) index; past `first_sync_wait_s`, say
+        that it is still running (UnavailableError) rather than answer "nothing" from a half-built
+        index. A first sync that failed has been logged: the call answers with what there is."""
         first = self._first_sync
         if first is None or first.done():
             return
@@ -55,9 +60,12 @@ class SyncLoop:
         if not first.done():
             checked = self.syncer.files_checked()
             so_far = f" ({checked[0]} of {checked[1]} files so far)" if checked else ""
-            raise UnavailableError(
-                f"the first index of this folder is still being built{so_far}; ask again in a minute"
+            doing = (
+                "the index is still taking in what changed in this folder since it was last open"
+                if self._catching_up
+                else "the first index of this folder is still being built"
             )
+            raise UnavailableError(f"{doing}{so_far}; ask again in a minute")
 
     def set_watch(self, watch: bool) -> None:
         """Watch from now on, after one sync for what changed while nobody watched; or stop."""

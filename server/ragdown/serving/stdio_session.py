@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -57,9 +57,8 @@ def stdio_engine(
             loaded=loaded[0] if loaded else None,
             memory=snapshot.memory if snapshot else None,  # what the hook gave stays given
         )
-        first_sync = engine.start()
-        if changed:  # the folder changed since the snapshot: answer from the index once it has it
-            wait([first_sync])
+        # A folder changed since the snapshot: calls wait (a bounded while) for the index to have it.
+        first_sync = engine.start(catch_up=bool(changed))
         engine.warm()
         release_after(first_sync, engine.index.searched()[0].start_lexicon())
         return engine
