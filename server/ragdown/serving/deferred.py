@@ -96,12 +96,13 @@ class DeferredEngine:
         threading.Thread(target=run, name="ragdown-load", daemon=True).start()
 
     def __getattr__(self, name: str) -> Any:
-        if name in EARLY_CALLS | EARLY_VALUES and not self._future.done():
-            snapshot = self._early.result()
-            if snapshot is not None:
-                value = getattr(snapshot, name)
-                return self._then_open(value) if name in EARLY_CALLS else value
-        self._wake.set()  # a call only the index answers
+        if not self._future.done():
+            if name in EARLY_CALLS | EARLY_VALUES:
+                snapshot = self._early.result()
+                if snapshot is not None:
+                    value = getattr(snapshot, name)
+                    return self._then_open(value) if name in EARLY_CALLS else value
+            self._wake.set()  # a call only the index answers
         return getattr(self._future.result(), name)
 
     def _compare(self, stay: Stay) -> Future[Callable[[], None] | None]:
