@@ -119,6 +119,7 @@ class Server:
         name: str,
         token: str,
         admin_token: str | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.port = free_port()
@@ -133,6 +134,7 @@ class Server:
             **({"RAGDOWN_ADMIN_TOKEN": admin_token} if admin_token else {}),
             "PORT": str(self.port),
             "RAGDOWN_METRICS_PORT": str(free_port()),
+            **(env or {}),
         }
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(

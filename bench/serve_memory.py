@@ -3,6 +3,7 @@ one `ragdown stdio` on an indexed folder, as an agent's session would see it.
 
     .venv/bin/python bench/serve_memory.py [--docs examples] [--embedder minilm] [--queries 50]
     .venv/bin/python bench/serve_memory.py --stdio DOCS --data-dir DIR [--queries 20]
+    .venv/bin/python bench/serve_memory.py --readers N DOCS --data-dir DIR [--queries 20]
 
 Copies the folder (the examples by default) to a scratch dir, starts `ragdown serve` on it with an
 empty data dir, waits for the first sync, then asks `--queries` searches (`ragdown_recall`, one MCP
@@ -15,6 +16,13 @@ official client, and reads RSS, PSS and USS (`/proc/<pid>/smaps_rollup`) right a
 after the first search, once the server is idle (its first sync and the warm-up done), and after
 `--queries` searches (the folder's `## ` headings). `bench/memory_breakdown.py` splits the same
 process's memory by step.
+
+`--readers N` starts a primary `ragdown serve` on DOCS and DIR (indexed beforehand; not copied), waits
+for its first sync, then N readers beside it (`RAGDOWN_ROLE=reader`, same folders, each on its own
+port; `--folder` must have MCP on in its `.ragdown.json`), and reads each reader's RSS, PSS and USS
+once it has started, after one search in every reader, once idle, and after `--queries` more
+searches in each; then again after a write through the first reader and a search in every reader,
+so following the primary's commits is measured too.
 """
 
 from __future__ import annotations
@@ -170,6 +178,81 @@ def stdio_main(docs: Path, data_dir: Path, queries: int) -> None:
     print("\nlargest resident mappings after the queries: " + ", ".join(f"{n} {mb}" for n, mb in top))
 
 
+async def search_each(urls: list[str], queries: list[str]) -> None:
+    """`queries` searches (`ragdown_recall`) in one session per reader, the readers in turn."""
+    for url in urls:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            for query in queries:
+                result = await client.call_tool("ragdown_recall", {"query": query, "top_k": 5})
+                if result.is_error:
+                    raise RuntimeError(f"ragdown_recall failed: {result.content}")
+
+
+async def write_through(url: str, folder: str) -> None:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        result = await client.call_tool(
+            "ragdown_remember", {"content": f"memory bench note {os.getpid()}", "title": "memory bench"}
+        )
+        if result.is_error:
+            raise RuntimeError(f"ragdown_remember failed: {result.content}")
+
+
+def readers_main(docs: Path, data_dir: Path, count: int, queries: int, folder: str) -> None:
+    if not (docs / folder / ".ragdown.json").is_file():
+        raise SystemExit(
+            f'{docs / folder} has no .ragdown.json: write {{"mcp": true}} there, or name --folder'
+        )
+    asked = headings(docs, seed=7)[:queries]
+    stages: list[tuple[str, list[dict[str, int]]]] = []
+    with tempfile.TemporaryDirectory(prefix="ragdown-readers-") as scratch:
+        work = Path(scratch)
+        primary = Server(docs, data_dir, "minilm", work, "primary", TOKEN, env={"RAGDOWN_ROLE": "primary"})
+        readers: list[Server] = []
+        try:
+            primary.wait(lambda status: bool(status.get("ready")), "the primary's first sync")
+            for n in range(count):
+                reader = Server(
+                    docs, data_dir, "minilm", work, f"reader{n}", TOKEN, env={"RAGDOWN_ROLE": "reader"}
+                )
+                readers.append(reader)
+                reader.wait(lambda status: bool(status.get("ready")), f"reader {n}")
+            pids = [reader.process.pid for reader in readers]
+            urls = [f"{reader.url}/mcp/{folder}" for reader in readers]
+
+            def measure(label: str) -> None:
+                stages.append((label, [{**rollup_mb(pid), **status_mb(pid)} for pid in pids]))
+
+            measure("ready")
+            asyncio.run(search_each(urls, asked[:1]))
+            measure("after one search each")
+            asyncio.run(settle(pids[-1]))
+            measure("idle")
+            asyncio.run(search_each(urls, asked))
+            measure(f"after {len(asked)} more searches each")
+            asyncio.run(write_through(urls[0], folder))
+            asyncio.run(search_each(urls, asked[:1]))
+            asyncio.run(settle(pids[0]))
+            measure("after a write through reader 0, a search each, idle")
+            top = mappings_mb(pids[0], 8)
+        finally:
+            for server in [*readers, primary]:
+                server.stop()
+    print(f"commit {commit()}, {count} readers beside a primary on {docs}, load {os.getloadavg()[0]:.1f}")
+    print("\n| when | reader | RSS MiB | PSS | USS | anonymous | file-backed |")
+    print("|---|---|---|---|---|---|---|")
+    for when, each in stages:
+        for n, figures in enumerate(each):
+            columns = (figures[key] for key in ("RSS", "PSS", "USS", "RssAnon", "RssFile"))
+            print(f"| {when} | {n} | " + " | ".join(map(str, columns)) + " |")
+    print("\nreader 0's largest resident mappings at the end: " + ", ".join(f"{n} {mb}" for n, mb in top))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -179,8 +262,17 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--folder", default="notes", help="the MCP folder to ask")
     parser.add_argument("--stdio", type=Path, metavar="DOCS", help="measure `ragdown stdio DOCS` instead")
-    parser.add_argument("--data-dir", type=Path, help="with --stdio: where DOCS is indexed")
+    parser.add_argument(
+        "--readers", nargs=2, metavar=("N", "DOCS"), help="measure N readers beside a primary"
+    )
+    parser.add_argument("--data-dir", type=Path, help="with --stdio or --readers: where DOCS is indexed")
     args = parser.parse_args()
+    if args.readers is not None:
+        if args.data_dir is None:
+            parser.error("--readers needs --data-dir (index DOCS there first)")
+        count, docs = int(args.readers[0]), Path(args.readers[1]).resolve()
+        readers_main(docs, args.data_dir.resolve(), count, args.queries, args.folder)
+        return
     if args.stdio is not None:
         if args.data_dir is None:
             parser.error("--stdio needs --data-dir (index DOCS there first)")

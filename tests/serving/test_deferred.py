@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -55,3 +56,37 @@ def test_a_load_that_fails_fails_every_call_and_says_why(caplog: pytest.LogCaptu
         "the index could not be opened: no such embedder: nope"
     ]
     deferred.close()  # nothing was opened: nothing to close, and no error
+
+
+def test_a_readers_engine_answers_what_its_snapshot_has_and_opens_the_index_for_the_rest(
+    make_engine: Callable[..., Engine],
+) -> None:
+    """`answers=None` (serving/node.py's reader): every name the early engine has is its answer for
+    as long as it stays; the first name it lacks opens the index, which answers from then on."""
+    engine = make_engine()
+
+    class Early:
+        syncing = False
+
+        def totals(self) -> tuple[int, int]:
+            return (7, 70)
+
+    loads: list[object] = []
+    stop_calls: list[bool] = []
+
+    def load(snapshot: object) -> Engine:
+        loads.append(snapshot)
+        return engine
+
+    early = Early()
+    deferred: DeferredEngine[Any] = DeferredEngine(
+        load, lambda: early, lambda _wake: lambda: stop_calls.append(True), answers=None
+    )
+    assert deferred.totals() == (7, 70)
+    assert deferred.syncing is False
+    assert loads == []  # nothing asked for the index yet
+    assert deferred.store is engine.store  # a name the snapshot lacks: the index opens for it
+    assert loads == [early]
+    assert stop_calls == [True]
+    assert deferred.totals() == engine.totals()  # the index answers from now on
+    deferred.close()

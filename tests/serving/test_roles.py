@@ -121,6 +121,56 @@ async def test_a_write_through_the_reader_is_on_disk_and_found_by_both(pair: tup
     )  # the primary's refusal, unchanged
 
 
+def maps_lancedb(proc: Proc) -> bool:
+    """Whether LanceDB's native library is mapped into the process (imported)."""
+    return "_lancedb" in Path(f"/proc/{proc.process.pid}/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the reader's mappings in /proc")
+async def test_a_reader_answers_from_the_snapshot_alone(pair: tuple[Proc, Proc, Path]) -> None:
+    """docs/design.md#readers-from-the-snapshot: searches, the hook, lists, reads and stats come from
+    the primary's search snapshot; writes made through the reader or beside it are followed; and
+    LanceDB is never imported."""
+    primary, reader, docs = pair
+    found = await reader.call("ragdown_recall", {"query": "how are redis keys evicted", "top_k": 1})
+    assert found.startswith("[1] redis.md:")
+    assert "redis.md" in await reader.call("ragdown_list", {})
+    assert "Redis evicts keys." in await reader.call("ragdown_read_doc", {"path": "redis.md"})
+    stats = json.loads(await reader.call("ragdown_stats", {}))
+    assert (stats["role"], stats["files"], stats["chunks"]) == ("reader", 1, stats["chunks"])
+    assert stats["chunks"] >= 2
+    context = await reader.call("ragdown_context", {"prompt": "redis memory use", "session_id": "r"})
+    assert context.startswith("<ragdown-context ")
+    # A write through the reader: its own next search has it, with no wait by the caller.
+    written = await reader.call(
+        "ragdown_write", {"path": "kafka.md", "text": "# Kafka\n\nKafka topics keep messages."}
+    )
+    assert written.startswith("created kafka.md")
+    found = await reader.call("ragdown_recall", {"query": "kafka topics messages", "top_k": 1})
+    assert found.startswith("[1] kafka.md:"), found
+    assert json.loads(await reader.call("ragdown_stats", {}))["files"] == 2
+    # A write through the primary reaches the reader within the refresh bound and the snapshot's second.
+    await primary.call("ragdown_write", {"path": "otters.md", "text": "# Otters\n\nOtters hold hands."})
+    wait_for(
+        lambda: reader.status()["files"] == 3, timeout=30, what="the reader to follow the primary's write"
+    )
+    found = await reader.call("ragdown_recall", {"query": "otters hold hands", "top_k": 1})
+    assert found.startswith("[1] otters.md:"), found
+    # A person's edit beside both, which the primary's watcher indexes.
+    (docs / "ops/redis.md").write_text(
+        "# Redis\n\n## Eviction\n\nRedis drops volatile keys first.\n", encoding="utf-8"
+    )
+    wait_for(
+        lambda: (
+            "volatile" in rpc(reader, "ragdown_recall", {"query": "volatile keys dropped", "top_k": 3})[0]
+        ),
+        timeout=30,
+        what="the reader to follow a person's edit",
+    )
+    assert not maps_lancedb(reader)
+    assert maps_lancedb(primary)
+
+
 async def test_hook_memory_is_shared_between_processes(pair: tuple[Proc, Proc, Path]) -> None:
     primary, reader, _ = pair
     prompt = "how does redis handle memory and eviction"

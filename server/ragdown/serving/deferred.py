@@ -18,11 +18,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from ragdown.engine import Engine
-    from ragdown.engine.snapshot_engine import SnapshotEngine
+    from ragdown.engine.search_calls import SearchCalls
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,11 @@ EARLY_CALLS = frozenset({"search", "search_outcome", "recall", "hook_settings", 
 EARLY_VALUES = frozenset({"settings"})
 
 
-def _no_snapshot() -> SnapshotEngine | None:
+_MISSING = object()
+E = TypeVar("E", bound="SearchCalls")  # what answers while the index is not open
+
+
+def _no_snapshot() -> None:
     return None
 
 
@@ -46,17 +50,21 @@ def _no_snapshot() -> SnapshotEngine | None:
 Stay = Callable[[Callable[[], None]], "Callable[[], None] | None"]
 
 
-class DeferredEngine:
+class DeferredEngine(Generic[E]):
     """Stands in for an `Engine`: search calls go to `early()`'s snapshot until `load(snapshot)` has
     returned the engine; other attribute access waits for it."""
 
     def __init__(
         self,
-        load: Callable[[SnapshotEngine | None], Engine],
-        early: Callable[[], SnapshotEngine | None] = _no_snapshot,
+        load: Callable[[E | None], Engine],
+        early: Callable[[], E | None] = _no_snapshot,
         stay: Stay | None = None,
+        answers: frozenset[str] | None = EARLY_CALLS | EARLY_VALUES,
     ) -> None:
-        self._early: Future[SnapshotEngine | None] = Future()
+        """`answers`: the names the early engine answers while the index is not open; None for every
+        one it has (a reader's, serving/node.py)."""
+        self._answers = answers
+        self._early: Future[E | None] = Future()
         self._wake = threading.Event()  # something needs the index: open it now
         self._stop_staying: Callable[[], None] | None = None
         self._future: Future[Engine] = Future()
@@ -97,10 +105,10 @@ class DeferredEngine:
 
     def __getattr__(self, name: str) -> Any:
         if not self._future.done():
-            if name in EARLY_CALLS | EARLY_VALUES:
+            if self._answers is None or name in self._answers:
                 snapshot = self._early.result()
-                if snapshot is not None:
-                    value = getattr(snapshot, name)
+                value: Any = _MISSING if snapshot is None else getattr(snapshot, name, _MISSING)
+                if value is not _MISSING:
                     return self._then_open(value) if name in EARLY_CALLS else value
             self._wake.set()  # a call only the index answers
         return getattr(self._future.result(), name)

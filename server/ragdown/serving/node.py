@@ -10,22 +10,29 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import uvicorn
 
 from ragdown import __version__
-from ragdown.engine import Engine, index_location
+from ragdown.engine import Engine, index_location, load_embedder
+from ragdown.engine.snapshot_reader import SnapshotReader
 from ragdown.errors import CliError, IndexNotReadyError
+from ragdown.indexing.active import recorded_embedder
 from ragdown.indexing.sync import ProgressCallback, SyncReport
-from ragdown.release_memory import release_after
+from ragdown.release_memory import release_after, release_free_memory
 from ragdown.roles.client import PrimaryClient, RemoteSessionMemory
 from ragdown.roles.lock import PrimaryLock
 from ragdown.roles.token import local_token
 from ragdown.serving.auth import CALLER
+from ragdown.serving.deferred import DeferredEngine
 from ragdown.serving.http import RagdownApp
 from ragdown.serving.internal import internal_app
 from ragdown.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from ragdown.hook.session_memory import SessionMemory
+    from ragdown.indexing.embedders import Embedder
 
 log = logging.getLogger(__name__)
 INDEX_WAIT_S = 300.0
@@ -114,16 +121,57 @@ class Node:
         return engine
 
     def open_reader(self) -> Engine:
-        """The index as the primary writes it, with the embedder it records; waits for it to exist."""
+        """The index as the primary writes it, with the embedder it records; waits for it to exist.
+        While the primary's search snapshot answers for the index, the reader answers from it alone
+        and opens the index only once something needs it (docs/design.md#readers-from-the-snapshot)."""
         deadline = time.monotonic() + INDEX_WAIT_S
+        # No embedder before the primary says which: loading one first would build a model a reader
+        # (a read-only mount) cannot keep, again every half second.
+        while index_location(self.data_dir, self.settings).read_meta(fresh=True) is None:
+            if time.monotonic() > deadline:
+                raise IndexNotReadyError("the index does not exist yet; start the primary server first")
+            time.sleep(0.5)
+        url = self.settings.primary_url or f"unix://{self.lock.socket_path}"
+        self.client = PrimaryClient(
+            url, lambda: self.settings.internal_token or local_token(self.data_dir, create=False)
+        )
+        memory = RemoteSessionMemory(self.client)
+        loaded = load_embedder(self.data_dir, None, self.settings.threads, self.settings)
+        snapshot = SnapshotReader.open(
+            self.docs, self.data_dir, loaded, self.settings, memory=memory, **self.engine_options
+        )
+        self.client.start_probing()
+        if snapshot is None:
+            return self._open_index(loaded, memory, deadline)
+
+        def warm() -> None:
+            snapshot.warm()
+            release_free_memory()  # the model's load and the first search freed more than they keep
+
+        threading.Thread(target=warm, name="ragdown-warm", daemon=True).start()
+
+        def load(_: SnapshotReader | None) -> Engine:
+            # The snapshot stopped following the index: rebuilt with another model, maybe.
+            recorded = recorded_embedder(index_location(self.data_dir, self.settings))
+            now = (
+                loaded
+                if recorded in (None, loaded[1])
+                else load_embedder(self.data_dir, None, self.settings.threads, self.settings)
+            )
+            return self._open_index(now, memory, time.monotonic() + INDEX_WAIT_S)
+
+        deferred = DeferredEngine(
+            load,
+            lambda: snapshot,
+            snapshot.watch,
+            answers=None,
+        )
+        return cast("Engine", deferred)
+
+    def _open_index(self, loaded: tuple[Embedder, str], memory: SessionMemory, deadline: float) -> Engine:
+        """The index itself, read-only, with `loaded` (the embedder it records) and the primary's
+        session memory; retried until `deadline` while the primary is still creating it."""
         while True:
-            # No embedder before the primary says which: loading one first would build a model a
-            # reader (a read-only mount) cannot keep, again every half second.
-            if index_location(self.data_dir, self.settings).read_meta(fresh=True) is None:
-                if time.monotonic() > deadline:
-                    raise IndexNotReadyError("the index does not exist yet; start the primary server first")
-                time.sleep(0.5)
-                continue
             try:
                 engine = Engine.open(
                     self.docs,
@@ -131,7 +179,9 @@ class Node:
                     None,
                     threads=self.settings.threads,
                     settings=self.settings,
+                    loaded=loaded,
                     writable=False,
+                    memory=memory,
                     **self.engine_options,
                 )
                 break
@@ -139,12 +189,6 @@ class Node:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
-        url = self.settings.primary_url or f"unix://{self.lock.socket_path}"
-        self.client = PrimaryClient(
-            url, lambda: self.settings.internal_token or local_token(self.data_dir, create=False)
-        )
-        self.client.start_probing()
-        engine.memory = RemoteSessionMemory(self.client)
         warm_in_background(engine)
         return engine
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def stdio_engine(
     docs: Path, data_dir: Path, embedder: str | None, settings: ServerSettings
-) -> DeferredEngine:
+) -> DeferredEngine[SnapshotEngine]:
     """The folder's engine, loading in the background: first the embedder and the search snapshot,
     which answer searches at once, then the index, which takes over with the same embedder and the
     hook's memory."""
@@ -97,7 +97,7 @@ def _stay_while_unchanged(
     return stay
 
 
-def serve_stdio(engine: DeferredEngine, docs: Path, settings: ServerSettings) -> None:
+def serve_stdio(engine: DeferredEngine[SnapshotEngine], docs: Path, settings: ServerSettings) -> None:
     """Serve `engine` over stdin and stdout until the client closes stdin; the SDK imports while the
     client's first message is answered without it."""
     import anyio

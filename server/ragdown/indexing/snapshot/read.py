@@ -82,6 +82,13 @@ def open_current(
     return opened
 
 
+def forget(data_dir: Path, name: str) -> None:
+    """Stop keeping snapshot `name` mapped (a reader moved past it): its pages go once no search
+    holds its arrays any more, so a reader's resident memory counts one snapshot, not two."""
+    with _OPENED_LOCK:
+        _OPENED.pop(snapshot_root(data_dir) / name, None)
+
+
 def _open(directory: Path, name: str) -> PersistedSnapshot:
     manifest = SnapshotManifest.model_validate_json((directory / MANIFEST).read_bytes())
     if manifest.format != FORMAT:

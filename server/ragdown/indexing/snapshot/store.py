@@ -3,9 +3,11 @@ what `ragdown search` and a starting `ragdown stdio` use until the index itself 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -17,13 +19,16 @@ from ragdown.indexing.embedders.base import Embedder
 from ragdown.indexing.lexicon import Lexicon, LexiconBuild
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason
 from ragdown.indexing.read_cache import VectorSnapshot
+from ragdown.indexing.schema import FILE_STATE_COLUMNS, FileState
 from ragdown.indexing.snapshot.layout import table_version_on_disk
 from ragdown.indexing.snapshot.read import PersistedSnapshot, open_current
 
+T = TypeVar("T")
+
 
 class SnapshotStore:
-    """The read side of a `ChunkStore` that searches use, over one mapped snapshot. The snapshot is
-    fixed: whoever uses this switches to the real store once it is open."""
+    """The read side of a `ChunkStore` that searches and reads of documents use, over one mapped
+    snapshot. The snapshot is fixed: whoever follows the index opens the next one (`follow.py`)."""
 
     def __init__(self, persisted: PersistedSnapshot) -> None:
         self.persisted = persisted
@@ -36,8 +41,36 @@ class SnapshotStore:
     def refresh(self) -> None:
         """Nothing to refresh: the snapshot is one version."""
 
+    @property
+    def version(self) -> int:
+        """The table version this snapshot answers for."""
+        return self.persisted.version
+
     def count_rows(self) -> int:
         return int(self.persisted.rows.num_rows)
+
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """`compute()`, kept as long as this snapshot (one version: nothing to forget)."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        value: T = self._memo[name]
+        return value
+
+    def files(self) -> dict[str, FileState]:
+        """Per indexed path: hash, time, size and chunk count, read as plain lists (an Arrow grouping
+        would load Arrow's query engine into a process that otherwise never needs it)."""
+
+        def states() -> dict[str, FileState]:
+            rows = self.persisted.rows
+            first: dict[str, tuple[str, float, float]] = {}
+            chunks: Counter[str] = Counter()
+            columns = (rows.column(name).to_pylist() for name in FILE_STATE_COLUMNS)
+            for path, file_hash, mtime_ms, size in zip(*columns, strict=True):
+                chunks[path] += 1
+                first.setdefault(path, (file_hash, float(mtime_ms), float(size)))
+            return {path: FileState(*state, chunks[path]) for path, state in first.items()}
+
+        return self.memo("files", states)
 
     def superseded_paths(self, folders_mode: bool = False) -> frozenset[str]:
         key = f"superseded:{folders_mode}"
@@ -68,10 +101,14 @@ class SnapshotStore:
     def start_lexicon(self) -> Future[Lexicon | None]:
         return self._snapshot.lexicon.start()
 
-    # What only LanceDB answers. A search from a snapshot never asks: its rows and postings are all
-    # in memory, and following links (which reads by SQL) is not offered from a snapshot.
     def chunks(self, columns: list[str], where: str) -> pa.Table:
-        raise IndexNotReadyError("the search snapshot answers searches only")
+        """Every row (`where` "true", as the list of documents asks), else what only LanceDB answers:
+        a search never asks, its rows are all in memory, and following links (SQL) is not offered."""
+        if where != "true":
+            raise IndexNotReadyError("the search snapshot answers searches and lists only")
+        return self.persisted.rows.select(columns)
+
+    # What only LanceDB answers, for the same reason.
 
     def dense(self, vector: np.ndarray, limit: int, where: str | None, columns: list[str]) -> pa.Table:
         raise IndexNotReadyError("the search snapshot answers searches only")

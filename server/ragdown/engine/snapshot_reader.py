@@ -1,0 +1,169 @@
+"""A reader's engine answered from the search snapshot its primary writes, without LanceDB
+(docs/design.md#readers-from-the-snapshot): searches, the hook, lists, reads and counts. What it
+does not answer (a sync, a rebuild, a switch of model) is the index's, which `serving/node.py` opens
+on first need behind `serving/deferred.DeferredEngine`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ragdown.engine.reader import DocumentReader
+from ragdown.engine.search_calls import SearchCalls
+from ragdown.engine.searcher import Searcher
+from ragdown.indexing.active import meta_for
+from ragdown.indexing.index_location import index_location
+from ragdown.indexing.snapshot.follow import FollowedSnapshot
+from ragdown.indexing.snapshot.store import SnapshotStore, current_snapshot
+from ragdown.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from ragdown.catalog import DocEntry, DocRead
+    from ragdown.folders.scope import Scope
+    from ragdown.hook.session_memory import SessionMemory
+    from ragdown.indexing.active import ActiveIndex
+    from ragdown.indexing.embedders import Embedder
+    from ragdown.indexing.sync import SyncReport
+    from ragdown.search.query_log import QueryLog
+
+
+class FollowedIndex:
+    """What a searcher and a reader of documents use of an index, over the followed snapshot."""
+
+    def __init__(self, followed: FollowedSnapshot, embedder: Embedder, source: str) -> None:
+        self.followed = followed
+        self.embedder = embedder
+        self.source = source
+
+    @property
+    def store(self) -> SnapshotStore:
+        return self.followed.current()
+
+    def searched(self) -> tuple[SnapshotStore, Embedder]:
+        return self.followed.current(), self.embedder
+
+
+class SnapshotReader(SearchCalls):
+    """The calls a reader answers, from the snapshot of the index its primary writes. A reader never
+    syncs: what a primary's engine reports of its syncs is constant here."""
+
+    first_sync_done = True
+    syncing = False
+    pending_files = 0
+    last_sync: SyncReport | None = None
+    rebuilt_because: str | None = None
+
+    def __init__(
+        self,
+        docs_dir: Path,
+        data_dir: Path,
+        index: FollowedIndex,
+        settings: ServerSettings,
+        *,
+        memory: SessionMemory | None,
+        folders_mode: bool = False,
+        server_config: Path | None = None,
+    ) -> None:
+        self.docs_dir = docs_dir
+        self.data_dir = data_dir
+        self.folders_mode = folders_mode
+        self.index = index
+        self.searcher = Searcher(
+            index,
+            docs_dir,
+            data_dir,
+            settings,
+            ready=lambda: None,  # the index's `searched()` follows the primary
+            folders_mode=folders_mode,
+            policy=None,
+            memory=memory,
+            server_config=server_config,
+        )
+        # The documents' reader reads `index.store`, which the snapshot store answers in full.
+        self.reader = DocumentReader(
+            cast("ActiveIndex", index), docs_dir, ready=lambda: None, folders_mode=folders_mode
+        )
+
+    @classmethod
+    def open(
+        cls,
+        docs_dir: Path,
+        data_dir: Path,
+        loaded: tuple[Embedder, str],
+        settings: ServerSettings,
+        *,
+        memory: SessionMemory | None,
+        folders_mode: bool = False,
+        server_config: Path | None = None,
+    ) -> SnapshotReader | None:
+        """None unless the index is on this disk, its snapshot answers for its newest version and was
+        built by the embedder `loaded`, and no setting asks for what only the table answers."""
+        location = index_location(data_dir, settings)
+        if location.remote or settings.follow_links > 0:
+            return None
+        embedder, source = loaded
+        wanted = meta_for(embedder, source)
+        store = current_snapshot(location.data_dir, wanted)
+        if store is None:
+            return None
+        followed = FollowedSnapshot(location.data_dir, store, wanted)
+        index = FollowedIndex(followed, embedder, source)
+        return cls(
+            docs_dir,
+            data_dir,
+            index,
+            settings,
+            memory=memory,
+            folders_mode=folders_mode,
+            server_config=server_config,
+        )
+
+    @property
+    def settings(self) -> ServerSettings:
+        return self.searcher.settings
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    @property
+    def memory(self) -> SessionMemory:
+        return self.searcher.memory
+
+    @property
+    def query_log(self) -> QueryLog | None:
+        return self.searcher.query_log
+
+    @property
+    def query_log_path(self) -> Path:
+        return self.searcher.query_log_path
+
+    def watch(self, lost: Callable[[], None]) -> Callable[[], None]:
+        """`lost()` once no snapshot follows the index (FollowedSnapshot.watch)."""
+        return self.index.followed.watch(lost)
+
+    def warm(self) -> None:
+        self.searcher.warm()
+
+    def see_latest(self) -> None:
+        """A write made through this reader landed: the next search answers with it."""
+        self.index.followed.see_latest()
+
+    def follow_index(self) -> None:
+        """Each search looks at the index already (FollowedSnapshot.current)."""
+
+    def is_empty(self) -> bool:
+        return self.index.store.count_rows() == 0
+
+    def documents(self) -> dict[str, DocEntry]:
+        return self.reader.documents()
+
+    def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
+        return self.reader.read(scope, path, start_line, end_line)
+
+    def totals(self) -> tuple[int, int]:
+        return self.reader.totals()
+
+    def folder_counts(self) -> dict[str, tuple[int, int]]:
+        return self.reader.folder_counts()
