@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -67,3 +69,52 @@ def test_arrows_own_pool_hands_its_freed_pages_back_too() -> None:
     freed = _rss_mb()
     release_memory.release_free_memory()
     assert freed - _rss_mb() > 60
+
+
+# Arrow allocates ~160 MB in 160 KB buffers on a worker thread and frees them; the thread then idles,
+# as a server's worker does between calls. Prints how much more anonymous memory the process holds.
+IDLE_WORKER = """
+import os, sys, threading, time
+from ragdown import release_memory
+if sys.argv[1] == "reader":
+    assert release_memory.arrow_hands_back_at_once()
+import numpy as np, pyarrow as pa, pyarrow.compute as pc
+assert not release_memory.arrow_hands_back_at_once()  # Arrow is loaded: too late to change it
+def anon():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssAnon")) // 1024
+base = pa.array(np.arange(20_000, dtype=np.int64))
+freed, stop = threading.Event(), threading.Event()
+def work():
+    kept = [pc.add(base, i) for i in range(1000)]
+    del kept
+    freed.set()
+    stop.wait()
+before = anon()
+threading.Thread(target=work, daemon=True).start()
+freed.wait()
+time.sleep(0.2)
+print(anon() - before)
+stop.set()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads RssAnon in /proc")
+def test_a_reader_hands_arrows_freed_pages_back_while_its_threads_idle() -> None:
+    def held_mb(role: str) -> int:
+        env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+        done = subprocess.run(
+            [sys.executable, "-c", IDLE_WORKER, role], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout)
+
+    assert held_mb("writer") > 100  # Arrow's allocator keeps what an idle thread freed
+    assert held_mb("reader") < 40
+
+
+def test_the_cli_loads_arrow_only_after_a_reader_could_set_its_allocator() -> None:
+    """commands/server.py sets it once the settings are read, before `serving.launch` loads Arrow."""
+    probe = "import sys, ragdown.cli; print('pyarrow' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

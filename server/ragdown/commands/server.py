@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ragdown.bounds import is_remote
 from ragdown.commands.folder import data_dir_setting
 from ragdown.errors import CliError
+from ragdown.release_memory import arrow_hands_back_at_once
 from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -22,12 +23,8 @@ if TYPE_CHECKING:
 def command_serve(args: argparse.Namespace, settings: ServerSettings) -> int:
     """The HTTP server over the folders of RAGDOWN_DOCS_DIR (serving/launch.py, once the command line
     is checked here)."""
-    if settings.role == "reader":
-        # Before Arrow loads: a reader answers from the search snapshot and never writes the table,
-        # so Arrow's allocator (mimalloc) hands freed pages back at once instead of keeping them in
-        # each worker thread's heap (~17 MB on 30,546 sections). A writer keeps them: giving them
-        # back cost each write ~9 ms of CPU (docs/design.md#memory).
-        os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
+    if settings.role == "reader":  # it never writes the table
+        arrow_hands_back_at_once()
     from ragdown.serving.launch import serve
     from ragdown.serving.start_checks import check_serve_settings
 
