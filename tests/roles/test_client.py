@@ -5,8 +5,10 @@ the one-second budget and one that answers 401 all leave the hook answering with
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socketserver
+import ssl
 import tempfile
 import threading
 import time
@@ -334,3 +336,65 @@ def test_the_background_probe_follows_the_primary_away_and_back(
     assert prober is not None
     prober.join(timeout=30)
     assert not prober.is_alive()
+
+
+LOOPBACK = "127.0.0.1"
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by its own key: (certificate, key) as PEM files."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, LOOPBACK)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+def test_an_https_primary_is_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TLS context is made only for an https URL (a socket or plain HTTP needs none), and that one
+    verifies the primary's certificate: one signed by no authority the reader trusts is refused."""
+    cert, key = self_signed(tmp_path)
+    primary = Primary()
+    server = primary.server
+    assert isinstance(server, ThreadingHTTPServer)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    url = f"https://{LOOPBACK}:{primary.port}"
+    try:
+        untrusted = PrimaryClient(url, lambda: TOKEN)
+        assert not untrusted.probe()  # the only difference from the next: whom it trusts
+        untrusted.close()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the same certificate, trusted
+        trusted = PrimaryClient(url, lambda: TOKEN)
+        assert trusted.probe()
+        trusted.close()
+    finally:
+        primary.stop()

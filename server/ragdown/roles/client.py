@@ -41,13 +41,16 @@ class PrimaryClient:
     ) -> None:
         self.url = url
         self._token = token
+        # A TLS context only for an https URL: each one loads the CA bundle (~1.5 MB held per
+        # connection pool), which a socket or a plain-HTTP URL never uses.
+        tls = url.startswith("https://")
         if url.startswith("unix://"):
             self._transport: Callable[[], httpx.HTTPTransport] = lambda: httpx.HTTPTransport(
-                uds=url[len("unix://") :]
+                uds=url[len("unix://") :], verify=False
             )
             base = "http://primary"
         else:
-            self._transport = httpx.HTTPTransport
+            self._transport = lambda: httpx.HTTPTransport(verify=tls)
             base = url.rstrip("/")
         # Writes, and the quick calls (memory, probes), on connections of their own: a hook call
         # never queues behind a slow write.
