@@ -18,17 +18,17 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import httpx
+import httpx2
 
 from ragdown.errors import PrimaryUnreachableError
 
 log = logging.getLogger(__name__)
 
 # A write, a move or a sync may take a while on the primary; a dead one is noticed at connect.
-WRITE_TIMEOUT = httpx.Timeout(60.0, connect=2.0)
+WRITE_TIMEOUT = httpx2.Timeout(60.0, connect=2.0)
 # The hook answers on every prompt: its memory gets a second, then the hook goes on without it.
-MEMORY_TIMEOUT = httpx.Timeout(1.0)
-PROBE_TIMEOUT = httpx.Timeout(1.0)
+MEMORY_TIMEOUT = httpx2.Timeout(1.0)
+PROBE_TIMEOUT = httpx2.Timeout(1.0)
 PROBE_EVERY_S = 2.0
 
 
@@ -45,17 +45,17 @@ class PrimaryClient:
         # connection pool), which a socket or a plain-HTTP URL never uses.
         tls = url.startswith("https://")
         if url.startswith("unix://"):
-            self._transport: Callable[[], httpx.HTTPTransport] = lambda: httpx.HTTPTransport(
+            self._transport: Callable[[], httpx2.HTTPTransport] = lambda: httpx2.HTTPTransport(
                 uds=url[len("unix://") :], verify=False
             )
             base = "http://primary"
         else:
-            self._transport = lambda: httpx.HTTPTransport(verify=tls)
+            self._transport = lambda: httpx2.HTTPTransport(verify=tls)
             base = url.rstrip("/")
         # Writes, and the quick calls (memory, probes), on connections of their own: a hook call
         # never queues behind a slow write.
-        self.http = httpx.Client(transport=self._transport(), base_url=base, timeout=WRITE_TIMEOUT)
-        self.quick = httpx.Client(transport=self._transport(), base_url=base, timeout=MEMORY_TIMEOUT)
+        self.http = httpx2.Client(transport=self._transport(), base_url=base, timeout=WRITE_TIMEOUT)
+        self.quick = httpx2.Client(transport=self._transport(), base_url=base, timeout=MEMORY_TIMEOUT)
         self._reachable = True
         self._stop = threading.Event()
         self._probe_every_s = probe_every_s
@@ -65,10 +65,10 @@ class PrimaryClient:
         token = self._token()
         return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def _post(self, client: httpx.Client, path: str, body: dict[str, Any]) -> Any:
+    def _post(self, client: httpx2.Client, path: str, body: dict[str, Any]) -> Any:
         try:
             response = client.post(path, json=body, headers=self._headers())
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             self._reachable = False
             raise PrimaryUnreachableError(self.url, error) from error
         if response.status_code != 200:
@@ -97,7 +97,7 @@ class PrimaryClient:
         try:
             answered = self.quick.get("/internal/ping", headers=self._headers(), timeout=PROBE_TIMEOUT)
             self._reachable = answered.status_code == 200
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             self._reachable = False
         return self._reachable
 
