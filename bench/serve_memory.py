@@ -20,9 +20,9 @@ process's memory by step.
 `--readers N` starts a primary `ragdown serve` on DOCS and DIR (indexed beforehand; not copied), waits
 for its first sync, then N readers beside it (`RAGDOWN_ROLE=reader`, same folders, each on its own
 port; `--folder` must have MCP on in its `.ragdown.json`), and reads each reader's RSS, PSS and USS
-once it has started, after one search in every reader, once idle, and after `--queries` more
-searches in each; then again after a write through the first reader and a search in every reader,
-so following the primary's commits is measured too.
+once it has started, after one search in every reader, once idle, after `--queries` more searches
+in each, and after a list and a read in each; then again after a write through the first reader and
+a search in every reader, so following the primary's commits is measured too.
 """
 
 from __future__ import annotations
@@ -192,6 +192,22 @@ async def search_each(urls: list[str], queries: list[str]) -> None:
                     raise RuntimeError(f"ragdown_recall failed: {result.content}")
 
 
+async def list_and_read(urls: list[str]) -> None:
+    """`ragdown_list` and one `ragdown_read_doc` (of the first document listed) in each reader."""
+    for url in urls:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            listed = await client.call_tool("ragdown_list", {"limit": 5})
+            text = "".join(getattr(part, "text", "") for part in listed.content)
+            # A listed line: `[label] path — title (details)`.
+            first = next(line.split(" — ")[0] for line in text.splitlines() if " — " in line)
+            read = await client.call_tool("ragdown_read_doc", {"path": first.split("] ")[-1]})
+            if listed.is_error or read.is_error:
+                raise RuntimeError(f"list or read failed: {text[:200]} / {read.content}")
+
+
 async def write_through(url: str, folder: str) -> None:
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
@@ -236,6 +252,8 @@ def readers_main(docs: Path, data_dir: Path, count: int, queries: int, folder: s
             measure("idle")
             asyncio.run(search_each(urls, asked))
             measure(f"after {len(asked)} more searches each")
+            asyncio.run(list_and_read(urls))
+            measure("after a list and a read in each")
             asyncio.run(write_through(urls[0], folder))
             started = time.perf_counter()
             asyncio.run(search_each(urls[:1], asked[:1]))
