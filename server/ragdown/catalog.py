@@ -72,19 +72,23 @@ def _scan_documents(store: ChunkStore, folders_mode: bool) -> dict[str, DocEntry
     chunks = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
     entries: dict[str, DocEntry] = {}
     supersedes: dict[str, list[str]] = {}
-    for row in table.filter(pc.equal(table.column("chunk_index"), 0)).select(DOC_COLUMNS).to_pylist():
-        entries[row["path"]] = DocEntry(
-            path=row["path"],
-            title=row["title"],
-            tags=row["tags"].split(),
-            aliases=[a for a in row["aliases"].split("\n") if a],
-            description=row["description"],
-            created_by=row["created_by"],
-            session=row["session"],
-            mtime_ms=float(row["mtime_ms"]),
-            chunks=chunks[row["path"]],
+    first = table.filter(pc.equal(table.column("chunk_index"), 0))
+    columns = (first.column(name).to_pylist() for name in DOC_COLUMNS)  # no dict per row
+    for path, title, tags, aliases, description, created_by, session, targets, mtime_ms in zip(
+        *columns, strict=True
+    ):
+        entries[path] = DocEntry(
+            path=path,
+            title=title,
+            tags=tags.split(),
+            aliases=[a for a in aliases.split("\n") if a],
+            description=description,
+            created_by=created_by,
+            session=session,
+            mtime_ms=float(mtime_ms),
+            chunks=chunks[path],
         )
-        supersedes[row["path"]] = [p for p in row["supersedes"].split("\n") if p]
+        supersedes[path] = [p for p in targets.split("\n") if p]
     for path, targets in supersedes.items():
         boundary = supersedes_boundary(path, folders_mode)
         for target in targets:
