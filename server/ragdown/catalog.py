@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
@@ -23,8 +24,10 @@ from ragdown.documents.metadata import supersedes_boundary, within
 from ragdown.documents.paths import check_path, is_markdown, shown
 from ragdown.errors import BadRequestError, ConflictError, NotFoundError
 from ragdown.folders.scope import Scope
-from ragdown.indexing.store import ChunkStore
 from ragdown.search.hit_shapes import changed_date
+
+if TYPE_CHECKING:  # LanceDB's store: a list from the search snapshot never loads it
+    from ragdown.indexing.store import ChunkStore
 
 DOC_COLUMNS = [
     "path",

@@ -40,7 +40,7 @@ def primary(make_engine: Callable[..., Engine], write: WriteDoc) -> Engine:
 
 
 def open_reader(docs: Path, data_dir: Path, look_every_s: float = 0.0) -> SnapshotReader:
-    reader = SnapshotReader.open(docs, data_dir, (HashEmbedder(), "hash"), ServerSettings(), memory=None)
+    reader = SnapshotReader.following(docs, data_dir, (HashEmbedder(), "hash"), ServerSettings(), memory=None)
     assert reader is not None
     reader.index.followed.look_every_s = look_every_s
     return reader

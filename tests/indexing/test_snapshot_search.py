@@ -157,14 +157,16 @@ def test_searches_go_to_the_snapshot_until_the_engine_is_loaded(
     deferred = DeferredEngine(load, lambda: snapshot)
     hits = deferred.recall("restore the dump", 3)  # answered while the load waits
     assert hits == engine.recall("restore the dump", 3)
+    assert deferred.documents() == engine.documents()  # and so are lists and reads of documents
+    assert deferred.totals() == engine.totals()
     waiting: list[object] = []
-    caller = threading.Thread(target=lambda: waiting.append(deferred.documents))
+    caller = threading.Thread(target=lambda: waiting.append(deferred.sync))
     caller.start()
     caller.join(0.2)
-    assert caller.is_alive()  # anything but a search waits for the index
+    assert caller.is_alive()  # anything else waits for the index
     release.set()
     caller.join(30)
-    assert waiting == [engine.documents]
+    assert waiting == [engine.sync]
     assert handed == [snapshot]  # the engine is told of the snapshot (its hook memory goes on)
     bound: Any = deferred.search
     assert bound.__self__ is engine
@@ -214,7 +216,7 @@ def test_a_snapshot_that_may_stay_answers_alone_until_something_needs_the_index(
                     break
                 deadline.wait(0.1)
         else:
-            assert deferred.documents == engine.documents  # a call only the index answers
+            assert deferred.sync == engine.sync  # a call only the index answers
         assert loads == [snapshot]
         assert events == ["stopped", "load"]
 

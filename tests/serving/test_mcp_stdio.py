@@ -135,6 +135,12 @@ async def test_an_unchanged_folder_is_searched_from_the_snapshot_until_it_change
             await client.call_tool("ragdown_recall", {"query": query})
         await client.call_tool("ragdown_context", {"prompt": "how do I restore the database?"})
         assert "ragdown_write" in {tool.name for tool in (await client.list_tools()).tools}
+        # Lists and reads of documents come from the snapshot as well.
+        listed = text_of(await client.call_tool("ragdown_list", {}))
+        assert "ops/backups.md" in listed
+        assert "ops/rota.md" in listed
+        read = text_of(await client.call_tool("ragdown_read_doc", {"path": "ops/rota.md"}))
+        assert "changes on Mondays" in read
         assert _maps_lancedb(data_dir) is False
         write("ops/vendor.md", "# Vendor\n\nThe tape vendor answers within a day.\n")
         with anyio.fail_after(60):

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from ragdown.engine.reader import DocumentReader
-from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
+from ragdown.engine.snapshot_engine import SnapshotEngine
 from ragdown.indexing.active import meta_for
 from ragdown.indexing.index_location import index_location
 from ragdown.indexing.snapshot.follow import FollowedSnapshot
@@ -19,13 +18,9 @@ from ragdown.indexing.snapshot.store import SnapshotStore, current_snapshot
 from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from ragdown.catalog import DocEntry, DocRead
-    from ragdown.folders.scope import Scope
     from ragdown.hook.session_memory import SessionMemory
-    from ragdown.indexing.active import ActiveIndex
     from ragdown.indexing.embedders import Embedder
     from ragdown.indexing.sync import SyncReport
-    from ragdown.search.query_log import QueryLog
 
 
 class FollowedIndex:
@@ -44,9 +39,9 @@ class FollowedIndex:
         return self.followed.current(), self.embedder
 
 
-class SnapshotReader(SearchCalls):
-    """The calls a reader answers, from the snapshot of the index its primary writes. A reader never
-    syncs: what a primary's engine reports of its syncs is constant here."""
+class SnapshotReader(SnapshotEngine):
+    """The calls a reader answers, from the snapshot of the index its primary writes, the newest one
+    each time. A reader never syncs: what a primary's engine reports of its syncs is constant here."""
 
     first_sync_done = True
     syncing = False
@@ -69,24 +64,22 @@ class SnapshotReader(SearchCalls):
         self.data_dir = data_dir
         self.folders_mode = folders_mode
         self.index = index
-        self.searcher = Searcher(
-            index,
-            docs_dir,
-            data_dir,
-            settings,
-            ready=lambda: None,  # the index's `searched()` follows the primary
-            folders_mode=folders_mode,
-            policy=None,
-            memory=memory,
-            server_config=server_config,
-        )
-        # The documents' reader reads `index.store`, which the snapshot store answers in full.
-        self.reader = DocumentReader(
-            cast("ActiveIndex", index), docs_dir, ready=lambda: None, folders_mode=folders_mode
+        super().__init__(
+            Searcher(
+                index,
+                docs_dir,
+                data_dir,
+                settings,
+                ready=lambda: None,  # the index's `searched()` follows the primary
+                folders_mode=folders_mode,
+                policy=None,
+                memory=memory,
+                server_config=server_config,
+            )
         )
 
     @classmethod
-    def open(
+    def following(
         cls,
         docs_dir: Path,
         data_dir: Path,
@@ -120,20 +113,8 @@ class SnapshotReader(SearchCalls):
         )
 
     @property
-    def settings(self) -> ServerSettings:
-        return self.searcher.settings
-
-    @property
     def embedder(self) -> Embedder:
         return self.index.embedder
-
-    @property
-    def memory(self) -> SessionMemory:
-        return self.searcher.memory
-
-    @property
-    def query_log(self) -> QueryLog | None:
-        return self.searcher.query_log
 
     @property
     def query_log_path(self) -> Path:
@@ -155,15 +136,3 @@ class SnapshotReader(SearchCalls):
 
     def is_empty(self) -> bool:
         return self.index.store.count_rows() == 0
-
-    def documents(self) -> dict[str, DocEntry]:
-        return self.reader.documents()
-
-    def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
-        return self.reader.read(scope, path, start_line, end_line)
-
-    def totals(self) -> tuple[int, int]:
-        return self.reader.totals()
-
-    def folder_counts(self) -> dict[str, tuple[int, int]]:
-        return self.reader.folder_counts()

@@ -3,12 +3,12 @@
 Loading the model (and, the first time, building its int8 copy) and opening the index can take longer
 than a client waits for the handshake. The load runs in two steps on one thread: first the embedder
 and the search snapshot (`early`), which answer searches at once when the snapshot is current
-(docs/design.md#search-snapshot); then the index itself. Search calls made before the index is open
-go to the snapshot; every other call waits for the index. With `stay`, the folder is compared with
-the snapshot first: while it is as the snapshot has it, the session goes on searching the snapshot
-alone, and the index opens only once something needs it (a change in the folder, or a call only the
-index answers); when it is not, the snapshot answers nothing, as its hits would be stale, and the
-index opens at once (docs/design.md#start-up).
+(docs/design.md#search-snapshot); then the index itself. Searches, lists and reads of documents made
+before the index is open go to the snapshot; every other call waits for the index. With `stay`, the
+folder is compared with the snapshot first: while it is as the snapshot has it, the session goes on
+answering from the snapshot alone, and the index opens only once something needs it (a change in the
+folder, or a call only the index answers); when it is not, the snapshot answers nothing, as its
+answers would be stale, and the index opens at once (docs/design.md#start-up).
 """
 
 from __future__ import annotations
@@ -31,10 +31,23 @@ log = logging.getLogger(__name__)
 OPEN_INDEX_AFTER_S = 2.0
 OPEN_INDEX_PAUSE_S = 1.0
 OPEN_INDEX_BY_S = 10.0
-# What a snapshot answers as the engine would (engine/search_calls.SearchCalls).
-EARLY_CALLS = frozenset({"search", "search_outcome", "recall", "hook_settings", "context"})
-# ... and what the search tools read beside the call.
-EARLY_VALUES = frozenset({"settings"})
+# What a snapshot answers as the engine would (engine/snapshot_engine.SnapshotEngine): searches, the
+# hook, and the reads of documents (a read's text comes from the file itself).
+EARLY_CALLS = frozenset(
+    {
+        "search",
+        "search_outcome",
+        "recall",
+        "hook_settings",
+        "context",
+        "documents",
+        "read",
+        "totals",
+        "folder_counts",
+    }
+)
+# ... and what the tools read beside the call.
+EARLY_VALUES = frozenset({"settings", "query_log"})
 
 
 _MISSING = object()

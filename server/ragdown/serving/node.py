@@ -137,7 +137,7 @@ class Node:
         )
         memory = RemoteSessionMemory(self.client)
         loaded = load_embedder(self.data_dir, None, self.settings.threads, self.settings)
-        snapshot = SnapshotReader.open(
+        snapshot = SnapshotReader.following(
             self.docs, self.data_dir, loaded, self.settings, memory=memory, **self.engine_options
         )
         self.client.start_probing()
