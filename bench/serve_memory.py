@@ -161,6 +161,12 @@ async def stdio_memory(
         for query in queries:
             await client.call_tool("ragdown_recall", {"query": query, "top_k": 5})
         measure(f"after {len(queries)} more searches", pid)
+        listed = await client.call_tool("ragdown_list", {"limit": 5})
+        text = "".join(getattr(part, "text", "") for part in listed.content)
+        first = next(line.split(" — ")[0] for line in text.splitlines() if " — " in line)
+        await client.call_tool("ragdown_read_doc", {"path": first})
+        await settle(pid, quiet=2.0)
+        measure("after a list and a read", pid)
         top = mappings_mb(pid, 8)
     return stages, top
 

@@ -50,10 +50,11 @@ def release_after(*steps: Future[Any] | None) -> None:
 
 def arrow_hands_back_at_once() -> bool:
     """Make Arrow's allocator (mimalloc) hand freed pages back as soon as they are freed, for a
-    process that only reads (a reader): otherwise each thread's heap keeps what it freed while the
-    thread idles, ~17 MB after a reader's searches on 30,546 sections. A writer keeps them: giving
-    them back cost each write ~9 ms of CPU (docs/design.md#memory). Only before Arrow loads, which
-    reads the setting once; False when it came too late (or the user set it)."""
+    process that mostly reads (a reader, a stdio session): otherwise each thread's heap keeps what it
+    freed while the thread idles, ~17 MB after a reader's searches on 30,546 sections. A server that
+    indexes keeps them: giving them back cost each write ~9 ms of CPU (docs/design.md#memory). Only
+    before Arrow loads, which reads the setting once; False when it came too late (or the user set
+    it)."""
     if "pyarrow" in sys.modules or "MIMALLOC_PURGE_DELAY" in os.environ:
         return False
     os.environ["MIMALLOC_PURGE_DELAY"] = "0"

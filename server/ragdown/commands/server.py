@@ -103,6 +103,9 @@ def command_tail_log(args: argparse.Namespace, settings: ServerSettings) -> int:
 
 def command_stdio(args: argparse.Namespace, settings: ServerSettings) -> int:
     """One folder over stdio (stdout carries the protocol; logs go to stderr)."""
+    # A session mostly reads, and writes now and then: a few ms more per write for freed pages
+    # handed back at once (release_memory.arrow_hands_back_at_once).
+    arrow_hands_back_at_once()
     from ragdown.folders.dir_checks import check_data_dir, check_docs_dir, default_data_dir
     from ragdown.indexing.embedders.registry import check_embedder_name
     from ragdown.serving.start_checks import check_disabled_tools
