@@ -50,6 +50,30 @@ def hits(engine: Engine | SnapshotReader, query: str) -> list[tuple[str, str, st
     return [(h.id, h.path, h.text, h.score, h.similarity) for h in engine.recall(query, 5)]
 
 
+def watched(reader: SnapshotReader) -> list[bool]:
+    """An entry for each time the reader says no snapshot follows the index any more."""
+    lost: list[bool] = []
+    reader.watch(lambda: lost.append(True))
+    return lost
+
+
+def commit_without_snapshot(primary: Engine, write: WriteDoc) -> None:
+    """A document written and synced by a primary whose snapshot writer has stopped."""
+    primary.lifecycle.snapshots = None
+    write("ops/kafka.md", "# Kafka\nTopics keep messages for a week.")
+    primary.sync()
+
+
+def stalled(
+    primary: Engine, docs: Path, data_dir: Path, write: WriteDoc
+) -> tuple[SnapshotReader, list[bool]]:
+    """A reader, watched, whose primary then commits a document and writes no snapshot of it."""
+    reader = open_reader(docs, data_dir)
+    lost = watched(reader)
+    commit_without_snapshot(primary, write)
+    return reader, lost
+
+
 def write_snapshot_later(primary: Engine, after_s: float) -> threading.Thread:
     """The primary's snapshot of its table as it is, written `after_s` from now."""
     timer = threading.Timer(after_s, lambda: primary.index.store.persist_snapshot())
@@ -97,9 +121,7 @@ def test_a_search_after_a_write_through_the_reader_waits_for_its_snapshot(
     primary: Engine, docs: Path, data_dir: Path, write: WriteDoc
 ) -> None:
     reader = open_reader(docs, data_dir, look_every_s=60.0)  # only the write makes it look
-    primary.lifecycle.snapshots = None  # the snapshot comes when the test says
-    write("ops/kafka.md", "# Kafka\nTopics keep messages for a week.")
-    primary.sync()
+    commit_without_snapshot(primary, write)  # the snapshot comes when the test says
     reader.see_latest()  # as node.Forwarder does once the primary answered the write
     later = write_snapshot_later(primary, 0.3)
     assert hits(reader, "topics keep messages")[0][1] == "ops/kafka.md"
@@ -109,13 +131,8 @@ def test_a_search_after_a_write_through_the_reader_waits_for_its_snapshot(
 def test_a_snapshot_that_stops_following_the_index_is_said_once(
     primary: Engine, docs: Path, data_dir: Path, write: WriteDoc, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reader = open_reader(docs, data_dir)
-    lost: list[bool] = []
-    reader.watch(lambda: lost.append(True))
-    primary.lifecycle.snapshots = None  # the primary's writer has stopped
+    reader, lost = stalled(primary, docs, data_dir, write)
     monkeypatch.setattr(follow, "BEHIND_S", 0.0)
-    write("ops/kafka.md", "# Kafka\nTopics keep messages for a week.")
-    primary.sync()
     before = hits(reader, "restore the dump")  # sees the table ahead: counts from now
     assert lost == []
     assert hits(reader, "restore the dump") == before  # still answering, from what it holds
@@ -127,13 +144,8 @@ def test_a_snapshot_that_stops_following_the_index_is_said_once(
 def test_a_write_whose_snapshot_does_not_come_is_answered_and_said(
     primary: Engine, docs: Path, data_dir: Path, write: WriteDoc, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reader = open_reader(docs, data_dir)
-    lost: list[bool] = []
-    reader.watch(lambda: lost.append(True))
-    primary.lifecycle.snapshots = None
+    reader, lost = stalled(primary, docs, data_dir, write)
     monkeypatch.setattr(follow, "WRITE_WAIT_S", 0.2)
-    write("ops/kafka.md", "# Kafka\nTopics keep messages for a week.")
-    primary.sync()
     reader.see_latest()
     assert hits(reader, "restore the dump")[0][1] == "ops/postgres.md"
     assert lost == [True]
@@ -143,8 +155,7 @@ def test_an_index_rebuilt_with_another_model_is_said_at_once(
     primary: Engine, docs: Path, data_dir: Path
 ) -> None:
     reader = open_reader(docs, data_dir)
-    lost: list[bool] = []
-    reader.watch(lambda: lost.append(True))
+    lost = watched(reader)
     meta = json.loads((data_dir / META_FILE).read_text(encoding="utf-8"))
     (data_dir / META_FILE).write_text(json.dumps({**meta, "embedder": "another-model"}), encoding="utf-8")
     assert hits(reader, "restore the dump")[0][1] == "ops/postgres.md"

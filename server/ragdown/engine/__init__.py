@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragdown.engine.document_calls import DocumentCalls
 from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
 from ragdown.folders.dir_checks import check_data_dir, check_docs_dir
@@ -22,8 +23,6 @@ from ragdown.settings import ServerSettings
 # The index's own parts (LanceDB's store, the syncer, the watcher, the catalog) are imported when an
 # engine opens: a search answered from the snapshot never needs them (docs/design.md#start-up).
 if TYPE_CHECKING:
-    from ragdown.catalog import DocEntry, DocRead
-    from ragdown.folders.scope import Scope
     from ragdown.hook.session_memory import SessionMemory
     from ragdown.indexing.embedders import Embedder
     from ragdown.indexing.store import ChunkStore
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "index_location", "load_embedder"]
 
 
-class Engine(SearchCalls):
+class Engine(SearchCalls, DocumentCalls):
     """The index of one folder: sync, watch, search, read. Each call is handed to the part that
     owns it; the parts share the index (`index`, `syncer`) and nothing else."""
 
@@ -229,20 +228,6 @@ class Engine(SearchCalls):
 
     def warm(self) -> None:
         self.searcher.warm()
-
-    # --- documents: reader.DocumentReader -----------------------------------------------------
-
-    def documents(self) -> dict[str, DocEntry]:
-        return self.reader.documents()
-
-    def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
-        return self.reader.read(scope, path, start_line, end_line)
-
-    def totals(self) -> tuple[int, int]:
-        return self.reader.totals()
-
-    def folder_counts(self) -> dict[str, tuple[int, int]]:
-        return self.reader.folder_counts()
 
     # --- the whole ------------------------------------------------------------------------------
 

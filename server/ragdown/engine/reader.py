@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragdown.catalog import DocEntry, DocRead, documents, read_document
-from ragdown.folders.scope import Scope
-from ragdown.indexing.active import ActiveIndex
+if TYPE_CHECKING:  # the catalog is imported at the first list or read: a one-shot search never needs it
+    from ragdown.catalog import DocEntry, DocRead
+    from ragdown.folders.scope import Scope
+    from ragdown.indexing.active import ActiveIndex
 
 
 class DocumentReader:
@@ -25,11 +27,15 @@ class DocumentReader:
     def documents(self) -> dict[str, DocEntry]:
         """Every indexed document (catalog.documents), once a new index has had its first sync: a
         list on a fresh start would otherwise say "No documents." of a folder full of them."""
+        from ragdown.catalog import documents
+
         self.ready()
         return documents(self.index.store, self.folders_mode)
 
     def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
         """`ragdown_read_doc` in `scope` (catalog.read_document), after the first sync."""
+        from ragdown.catalog import read_document
+
         self.ready()
         return read_document(
             self.docs_dir, self.index.store, scope, path, start_line, end_line, folders_mode=self.folders_mode

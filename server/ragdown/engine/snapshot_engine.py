@@ -5,10 +5,11 @@ neither LanceDB nor a scan of the table."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from ragdown.engine.document_calls import DocumentCalls
+from ragdown.engine.reader import DocumentReader
 from ragdown.engine.search_calls import SearchCalls
 from ragdown.engine.searcher import Searcher
 from ragdown.indexing.active import meta_for
@@ -19,16 +20,13 @@ from ragdown.indexing.snapshot.store import SnapshotIndex, current_snapshot
 from ragdown.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from ragdown.catalog import DocEntry, DocRead
-    from ragdown.engine.reader import DocumentReader
-    from ragdown.folders.scope import Scope
     from ragdown.hook.session_memory import SessionMemory
     from ragdown.indexing.active import ActiveIndex
     from ragdown.indexing.embedders import Embedder
     from ragdown.search.query_log import QueryLog
 
 
-class SnapshotEngine(SearchCalls):
+class SnapshotEngine(SearchCalls, DocumentCalls):
     """The search calls of an `Engine`, and its reads of documents (the list, one read, counts), over
     the snapshot of the index as it is on disk now: the snapshot holds every column but the vector and
     the BM25 text. The embedder is the caller's: it outlives this (the engine that takes over uses
@@ -36,16 +34,10 @@ class SnapshotEngine(SearchCalls):
 
     def __init__(self, searcher: Searcher) -> None:
         self.searcher = searcher
-
-    @cached_property
-    def reader(self) -> DocumentReader:
-        """The reads of documents, made on first use: a one-shot search never imports them. The
-        snapshot store answers what they read of `index.store` in full."""
-        from ragdown.engine.reader import DocumentReader
-
-        index = cast("ActiveIndex", self.searcher.index)
-        return DocumentReader(
-            index, self.searcher.docs_dir, ready=lambda: None, folders_mode=self.searcher.folders_mode
+        # What the reads of documents take of `index.store` the snapshot store answers in full.
+        index = cast("ActiveIndex", searcher.index)
+        self.reader = DocumentReader(
+            index, searcher.docs_dir, ready=lambda: None, folders_mode=searcher.folders_mode
         )
 
     @property
@@ -60,18 +52,6 @@ class SnapshotEngine(SearchCalls):
     @property
     def query_log(self) -> QueryLog | None:
         return self.searcher.query_log
-
-    def documents(self) -> dict[str, DocEntry]:
-        return self.reader.documents()
-
-    def read(self, scope: Scope, path: str, start_line: int | None, end_line: int | None) -> DocRead:
-        return self.reader.read(scope, path, start_line, end_line)
-
-    def totals(self) -> tuple[int, int]:
-        return self.reader.totals()
-
-    def folder_counts(self) -> dict[str, tuple[int, int]]:
-        return self.reader.folder_counts()
 
     @classmethod
     def open(
