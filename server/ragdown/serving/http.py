@@ -168,8 +168,9 @@ def health_routes(app: FastAPI, routes: McpRoutes, settings: ServerSettings) -> 
 
     @app.get("/readyz")
     def readyz() -> dict[str, object]:
-        """Model loaded and index open (this app exists only once both are); on a reader, whether
-        the primary is reachable for writes is reported but does not make it unready."""
+        """Model loaded and index (or, on a reader, its search snapshot) open: this app exists only once
+        both are. On a reader, whether the primary is reachable for writes is reported but does not
+        make it unready."""
         body: dict[str, object] = {
             "ready": True,
             "role": "reader" if routes.forward is not None else "primary",
