@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from ragdown.errors import DataDirError, UnavailableError
 from ragdown.folders.dir_checks import check_data_dir, default_data_dir
 from ragdown.folders.scope import Scope
 from ragdown.indexing.embedders.hashing import HashEmbedder
-from ragdown.indexing.sync import SyncProgress
+from ragdown.indexing.sync import SyncProgress, SyncReport
 from tests.conftest import WatchProbe, WriteDoc, wait_for
 
 
@@ -48,6 +51,25 @@ def test_watch_off_syncs_only_at_start_and_on_request(docs: Path, data_dir: Path
         engine.close()
 
 
+@contextmanager
+def held_first_sync(
+    docs: Path, data_dir: Path, *, catch_up: bool = False
+) -> Iterator[tuple[Engine, Future[SyncReport], threading.Event]]:
+    """An engine over the folder as it is, started, whose first sync holds at its first flush until
+    the test sets the event it is given (and is let go and closed at the end in any case)."""
+    release = threading.Event()
+
+    def hold(progress: SyncProgress) -> None:
+        release.wait(30)
+
+    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
+    try:
+        yield engine, engine.start(progress=hold, catch_up=catch_up), release
+    finally:
+        release.set()
+        engine.close()
+
+
 def test_a_call_during_the_first_sync_waits_then_says_it_is_still_running(
     docs: Path, data_dir: Path, write: WriteDoc
 ) -> None:
@@ -55,14 +77,7 @@ def test_a_call_during_the_first_sync_waits_then_says_it_is_still_running(
     past the wait the caller is told the sync is running and how far it got."""
     for number in range(3):
         write(f"n{number}.md", f"# Note {number}\n\nkestrel {number}")
-    release = threading.Event()
-
-    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
-        release.wait(30)
-
-    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
-    try:
-        first = engine.start(progress=hold)
+    with held_first_sync(docs, data_dir) as (engine, first, release):
         assert wait_for(lambda: engine.syncer.files_checked() == (3, 3))
         assert not engine.first_sync_done
         engine.first_sync_wait_s = 0.2
@@ -77,9 +92,6 @@ def test_a_call_during_the_first_sync_waits_then_says_it_is_still_running(
         assert first.done()
         assert engine.first_sync_done
         assert {hit.path for hit in hits} == {"n0.md", "n1.md", "n2.md"}
-    finally:
-        release.set()
-        engine.close()
 
 
 def test_an_existing_index_answers_while_the_start_up_sync_catches_up(
@@ -88,23 +100,13 @@ def test_an_existing_index_answers_while_the_start_up_sync_catches_up(
     write("old.md", "# Old\n\nheron")
     Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False).sync()
     write("new.md", "# New\n\nheron again")
-    release = threading.Event()
-
-    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
-        release.wait(30)
-
-    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
-    try:
-        engine.start(progress=hold)
+    with held_first_sync(docs, data_dir) as (engine, _first, release):
         assert wait_for(lambda: engine.syncer.files_checked() == (2, 2))
         assert not engine.first_sync_done  # /api/status says ready: false meanwhile
         engine.first_sync_wait_s = 0.2
         assert "old.md" in [hit.path for hit in engine.recall("heron", 5, scope=Scope())]  # no wait
         release.set()
         assert wait_for(lambda: engine.first_sync_done)
-    finally:
-        release.set()
-        engine.close()
 
 
 def test_an_index_known_to_be_behind_makes_calls_wait_for_its_catch_up(
@@ -115,14 +117,7 @@ def test_an_index_known_to_be_behind_makes_calls_wait_for_its_catch_up(
     write("old.md", "# Old\n\nheron")
     Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False).sync()
     write("old.md", "# Old\n\nheron and egret")
-    release = threading.Event()
-
-    def hold(progress: SyncProgress) -> None:  # the first flush waits until the test lets it go
-        release.wait(30)
-
-    engine = Engine(docs, data_dir, HashEmbedder(), source="hash", watch=False)
-    try:
-        engine.start(progress=hold, catch_up=True)
+    with held_first_sync(docs, data_dir, catch_up=True) as (engine, _first, release):
         assert wait_for(lambda: engine.syncer.files_checked() == (1, 1))
         engine.first_sync_wait_s = 0.2
         with pytest.raises(
@@ -133,9 +128,6 @@ def test_an_index_known_to_be_behind_makes_calls_wait_for_its_catch_up(
         release.set()
         hits = engine.recall("egret", 5, scope=Scope())  # waits for the sync, then answers
         assert "egret" in hits[0].text
-    finally:
-        release.set()
-        engine.close()
 
 
 def test_a_data_dir_inside_the_folder_is_refused_unless_hidden(docs: Path) -> None:
