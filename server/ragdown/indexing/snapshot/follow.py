@@ -15,7 +15,7 @@ from pathlib import Path
 from ragdown.indexing.meta import IndexMeta, read_meta, rebuild_reason
 from ragdown.indexing.snapshot.layout import table_version_on_disk
 from ragdown.indexing.snapshot.read import forget
-from ragdown.indexing.snapshot.store import SnapshotStore, current_snapshot
+from ragdown.indexing.snapshot.store import SnapshotStore, snapshot_at
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class FollowedSnapshot:
             if held == (meta.lance_dir, newest):
                 self._behind_since = None
                 return self.store.version
-            fresh = current_snapshot(self.data_dir, self.wanted)
+            fresh = snapshot_at(self.data_dir, meta, newest, self.wanted)
             if fresh is not None and (fresh.meta.lance_dir, fresh.version) != held:
                 old = self.store.persisted.name
                 self.store, self._behind_since = fresh, None

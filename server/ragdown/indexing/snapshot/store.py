@@ -125,7 +125,13 @@ def current_snapshot(data_dir: Path, wanted: IndexMeta | None = None) -> Snapsho
     meta = read_meta(data_dir)
     if meta is None:
         return None
-    version = table_version_on_disk(data_dir, meta.lance_dir)
+    return snapshot_at(data_dir, meta, table_version_on_disk(data_dir, meta.lance_dir), wanted)
+
+
+def snapshot_at(
+    data_dir: Path, meta: IndexMeta, version: int | None, wanted: IndexMeta | None = None
+) -> SnapshotStore | None:
+    """`current_snapshot` for the index `meta` describes at `version`, both read already."""
     if version is None:
         return None
     persisted = open_current(data_dir, meta.lance_dir, version)
