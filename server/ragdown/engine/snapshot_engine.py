@@ -53,6 +53,14 @@ class SnapshotEngine(SearchCalls, DocumentCalls):
     def query_log(self) -> QueryLog | None:
         return self.searcher.query_log
 
+    @property
+    def query_log_path(self) -> Path:
+        return self.searcher.query_log_path
+
+    def warm(self) -> None:
+        """The model's session and the first search's pages, before a client's first call."""
+        self.searcher.warm()
+
     @classmethod
     def open(
         cls,

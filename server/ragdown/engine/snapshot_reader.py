@@ -116,16 +116,9 @@ class SnapshotReader(SnapshotEngine):
     def embedder(self) -> Embedder:
         return self.index.embedder
 
-    @property
-    def query_log_path(self) -> Path:
-        return self.searcher.query_log_path
-
     def watch(self, lost: Callable[[], None]) -> Callable[[], None]:
         """`lost()` once no snapshot follows the index (FollowedSnapshot.watch)."""
         return self.index.followed.watch(lost)
-
-    def warm(self) -> None:
-        self.searcher.warm()
 
     def see_latest(self) -> None:
         """A write made through this reader landed: the next search answers with it."""

@@ -41,7 +41,7 @@ def stdio_engine(
         loaded.append(load_embedder(data_dir, embedder, settings.threads, settings))
         snapshot = SnapshotEngine.open(docs, data_dir, *loaded[0], settings)
         if snapshot is not None:
-            snapshot.searcher.warm()  # the model's session, before the first call needs it
+            snapshot.warm()
         return snapshot
 
     def load(snapshot: SnapshotEngine | None) -> Engine:
