@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ragdown.indexing.sync import ProgressCallback, SyncReport
     from ragdown.indexing.watcher import FolderWatcher
     from ragdown.search.policy import SearchPolicy
-    from ragdown.search.query_log import QueryLog
 
 __all__ = ["Engine", "index_location", "load_embedder"]
 
@@ -217,17 +216,6 @@ class Engine(SearchCalls, DocumentCalls):
     @memory.setter
     def memory(self, memory: SessionMemory) -> None:
         self.searcher.memory = memory
-
-    @property
-    def query_log(self) -> QueryLog | None:
-        return self.searcher.query_log
-
-    @property
-    def query_log_path(self) -> Path:
-        return self.searcher.query_log_path
-
-    def warm(self) -> None:
-        self.searcher.warm()
 
     # --- the whole ------------------------------------------------------------------------------
 

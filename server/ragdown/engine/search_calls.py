@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ragdown.engine.searcher import Searcher
@@ -15,12 +16,25 @@ from ragdown.search.filters import SearchFilters
 from ragdown.search.hybrid import Hit
 from ragdown.search.pipeline import SearchOutcome
 from ragdown.search.policy import SearchPolicy
+from ragdown.search.query_log import QueryLog
 
 
 class SearchCalls:
-    """Search, recall and the hook, by way of `searcher`."""
+    """Search, recall, the hook, the query log and the warm-up, by way of `searcher`."""
 
     searcher: Searcher
+
+    @property
+    def query_log(self) -> QueryLog | None:
+        return self.searcher.query_log
+
+    @property
+    def query_log_path(self) -> Path:
+        return self.searcher.query_log_path
+
+    def warm(self) -> None:
+        """Load what the first search would, before a client's first call (Searcher.warm)."""
+        self.searcher.warm()
 
     def search(
         self,

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ragdown.hook.session_memory import SessionMemory
     from ragdown.indexing.active import ActiveIndex
     from ragdown.indexing.embedders import Embedder
-    from ragdown.search.query_log import QueryLog
 
 
 class SnapshotEngine(SearchCalls, DocumentCalls):
@@ -48,18 +47,6 @@ class SnapshotEngine(SearchCalls, DocumentCalls):
     def memory(self) -> SessionMemory:
         """The hook's session memory, for the engine that takes over to keep."""
         return self.searcher.memory
-
-    @property
-    def query_log(self) -> QueryLog | None:
-        return self.searcher.query_log
-
-    @property
-    def query_log_path(self) -> Path:
-        return self.searcher.query_log_path
-
-    def warm(self) -> None:
-        """The model's session and the first search's pages, before a client's first call."""
-        self.searcher.warm()
 
     @classmethod
     def open(
